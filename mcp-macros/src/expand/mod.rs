@@ -1,0 +1,17 @@
+//! From validated models to tokens: one file per item kind.
+
+pub(crate) mod main;
+pub(crate) mod tool;
+
+use proc_macro2::TokenStream;
+
+/// With `MCP_MACROS_DEBUG=1` in the environment of the build, prints each expansion to
+/// standard error.
+pub(crate) fn debug_print(kind: &str, name: &str, tokens: &TokenStream) {
+    if std::env::var_os("MCP_MACROS_DEBUG").is_some_and(|v| v != "0") {
+        let text = syn::parse2::<syn::File>(tokens.clone())
+            .map(|file| quote::quote!(#file).to_string())
+            .unwrap_or_else(|_| tokens.to_string());
+        eprintln!("// #[{kind}] {name}\n{text}\n");
+    }
+}

@@ -1,0 +1,32 @@
+//! Procedural macros of `mcp-runtime`. Depend on `mcp-runtime`, which re-exports them; the
+//! documentation of each macro is on its re-export there.
+//!
+//! Each entry point only parses its input, hands it to `parse` (which validates and collects
+//! every error with its span, emitting no code) and then to `expand` (model → tokens).
+
+mod expand;
+mod parse;
+mod paths;
+
+use proc_macro::TokenStream;
+
+/// Turns a function into an MCP tool.
+///
+/// Grammar: `#[tool]` or `#[tool(key = value, …)]` with the keys `name = "…"`, `title = "…"`,
+/// `description = "…"`, `args`, and `annotations(read_only, destructive, idempotent,
+/// open_world)` (each flag alone means `true`; `flag = false` states the opposite). The
+/// function's doc comment is the tool's description and each parameter's doc comment its
+/// property's description; a `Context` parameter is recognised by type and is not an argument.
+/// See `mcp_runtime`'s documentation and the book's attribute reference.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = syn::parse_macro_input!(item as syn::ItemFn);
+    expand::tool::expand(args.into(), item).into()
+}
+
+/// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs
+/// no direct dependency on Tokio. Takes the options of `#[tokio::main]`.
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::main::expand(args.into(), item.into()).into()
+}

@@ -1,0 +1,150 @@
+//! From tokens to a validated model of each item. Nothing here emits code: every problem is
+//! collected, with its span, in a [`Ctxt`], and all of them are reported together.
+
+pub(crate) mod docs;
+pub(crate) mod tool;
+
+use std::cell::RefCell;
+use std::fmt::Display;
+
+use quote::ToTokens;
+
+/// Collects errors while parsing. It must be [`Ctxt::check`]ed before it is dropped, so no
+/// error is ever lost.
+pub(crate) struct Ctxt {
+    errors: RefCell<Option<Vec<syn::Error>>>,
+}
+
+impl Ctxt {
+    pub(crate) fn new() -> Self {
+        Ctxt {
+            errors: RefCell::new(Some(Vec::new())),
+        }
+    }
+
+    /// Records an error spanning the tokens of `obj`.
+    pub(crate) fn error_spanned_by<T: ToTokens, M: Display>(&self, obj: T, message: M) {
+        self.syn_error(syn::Error::new_spanned(obj.into_token_stream(), message));
+    }
+
+    /// Records an error at a span.
+    pub(crate) fn error_at<M: Display>(&self, span: proc_macro2::Span, message: M) {
+        self.syn_error(syn::Error::new(span, message));
+    }
+
+    /// Records a syn error.
+    pub(crate) fn syn_error(&self, error: syn::Error) {
+        self.errors
+            .borrow_mut()
+            .as_mut()
+            .expect("Ctxt used after check")
+            .push(error);
+    }
+
+    /// Consumes the context: all errors combined, if there were any.
+    pub(crate) fn check(self) -> Result<(), syn::Error> {
+        let errors = self.errors.borrow_mut().take().expect("Ctxt checked twice");
+        let mut errors = errors.into_iter();
+        let Some(mut combined) = errors.next() else {
+            return Ok(());
+        };
+        for e in errors {
+            combined.combine(e);
+        }
+        Err(combined)
+    }
+}
+
+impl Drop for Ctxt {
+    fn drop(&mut self) {
+        if !std::thread::panicking() && self.errors.borrow().is_some() {
+            panic!("forgot to check for errors");
+        }
+    }
+}
+
+/// An attribute value that may be given once; a second occurrence is reported as a duplicate.
+pub(crate) struct Attr<'c, T> {
+    cx: &'c Ctxt,
+    name: &'static str,
+    value: Option<T>,
+}
+
+impl<'c, T> Attr<'c, T> {
+    pub(crate) fn none(cx: &'c Ctxt, name: &'static str) -> Self {
+        Attr {
+            cx,
+            name,
+            value: None,
+        }
+    }
+
+    pub(crate) fn set<A: ToTokens>(&mut self, obj: A, value: T) {
+        if self.value.is_some() {
+            self.cx
+                .error_spanned_by(obj, format!("duplicate attribute `{}`", self.name));
+        } else {
+            self.value = Some(value);
+        }
+    }
+
+    pub(crate) fn get(self) -> Option<T> {
+        self.value
+    }
+}
+
+/// "did you mean `x`?" for a misspelt key, when one known key is close.
+pub(crate) fn suggestion(unknown: &str, known: &[&str]) -> String {
+    let best = known
+        .iter()
+        .map(|k| (edit_distance(unknown, k), *k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, k)| *d <= (k.len() / 3).max(2));
+    match best {
+        Some((_, k)) => format!("; did you mean `{k}`?"),
+        None => format!(
+            "; expected one of {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(cur).min(row[j])
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_keys_are_suggested() {
+        assert_eq!(
+            suggestion("nmae", &["name", "title"]),
+            "; did you mean `name`?"
+        );
+        assert_eq!(
+            suggestion("zzzzzz", &["name", "title"]),
+            "; expected one of `name`, `title`"
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! What a handler can do while it runs: report progress, log to the client, notice
+//! cancellation, learn about the client.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{
+    Implementation, LogLevel, ProgressToken, ProtocolVersion, RequestId,
+    messages::{LoggingMessageParams, ProgressParams},
+    notification_frame,
+};
+use crate::server::session::{Outbound, Session};
+
+/// The handle a tool receives when it declares a `Context` parameter.
+///
+/// A `Context` parameter is recognised by its type and never appears in the tool's schema.
+/// It is cheap to clone and may be moved into spawned tasks.
+///
+/// ```
+/// use mcp_runtime::prelude::*;
+///
+/// /// Count to `n`, reporting progress.
+/// #[tool]
+/// async fn count(ctx: Context, n: u32) -> String {
+///     for i in 0..n {
+///         if ctx.is_cancelled() {
+///             return "cancelled".into();
+///         }
+///         ctx.progress(f64::from(i + 1), Some(f64::from(n)), None).await;
+///     }
+///     ctx.info("done counting").await;
+///     format!("counted to {n}")
+/// }
+/// # fn main() {}
+/// ```
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<RequestContext>,
+}
+
+struct RequestContext {
+    session: Arc<Session>,
+    out: Outbound,
+    request_id: Option<RequestId>,
+    progress_token: Option<ProgressToken>,
+    cancel: CancellationToken,
+}
+
+impl Context {
+    pub(crate) fn new(
+        session: Arc<Session>,
+        out: Outbound,
+        request_id: RequestId,
+        progress_token: Option<ProgressToken>,
+        cancel: CancellationToken,
+    ) -> Context {
+        Context {
+            inner: Arc::new(RequestContext {
+                session,
+                out,
+                request_id: Some(request_id),
+                progress_token,
+                cancel,
+            }),
+        }
+    }
+
+    /// A context attached to no client, for calling tools directly in unit tests: progress
+    /// and log messages go nowhere and it is never cancelled.
+    ///
+    /// ```
+    /// let ctx = mcp_runtime::Context::detached();
+    /// assert!(!ctx.is_cancelled());
+    /// assert!(ctx.request_id().is_none());
+    /// ```
+    pub fn detached() -> Context {
+        let (out, _) = Outbound::new();
+        Context {
+            inner: Arc::new(RequestContext {
+                session: Arc::new(Session::new()),
+                out,
+                request_id: None,
+                progress_token: None,
+                cancel: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// The id of the request being served (none for a detached context).
+    pub fn request_id(&self) -> Option<&RequestId> {
+        self.inner.request_id.as_ref()
+    }
+
+    /// The protocol revision negotiated with the client.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.inner.session.negotiated().map(|n| n.version)
+    }
+
+    /// The client's name and version, as it gave them at `initialize`.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.session.negotiated().map(|n| &n.client_info)
+    }
+
+    /// The capabilities the client declared at `initialize` (`sampling`, `roots`, …).
+    pub fn client_capabilities(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.inner
+            .session
+            .negotiated()
+            .map(|n| &n.client_capabilities)
+    }
+
+    /// Whether the client has cancelled this request.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the client cancels this request.
+    ///
+    /// A cancelled handler is also dropped at its next `.await`, so this is only needed to
+    /// clean up or to stop blocking work.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// Reports progress, when the client asked for it with a `progressToken`; otherwise does
+    /// nothing. `progress` should increase with each call.
+    pub async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: impl Into<Option<String>>,
+    ) {
+        let Some(token) = &self.inner.progress_token else {
+            return;
+        };
+        let message = message.into();
+        let with_message = self
+            .protocol_version()
+            .is_none_or(ProtocolVersion::has_progress_message);
+        let params = ProgressParams {
+            progress_token: token,
+            progress,
+            total,
+            message: message.as_deref().filter(|_| with_message),
+        };
+        self.inner
+            .out
+            .send(notification_frame("notifications/progress", &params));
+    }
+
+    /// Sends a log message to the client (`notifications/message`) when `level` is at or above
+    /// the level the client set with `logging/setLevel` (`info` until it sets one).
+    pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        self.log_to(level, None, data.into());
+    }
+
+    /// Like [`Context::log`], naming the logger.
+    pub async fn log_as(&self, logger: &str, level: LogLevel, data: impl Into<Value>) {
+        self.log_to(level, Some(logger), data.into());
+    }
+
+    /// Logs at `debug`.
+    pub async fn debug(&self, message: impl Into<Value>) {
+        self.log_to(LogLevel::Debug, None, message.into());
+    }
+
+    /// Logs at `info`.
+    pub async fn info(&self, message: impl Into<Value>) {
+        self.log_to(LogLevel::Info, None, message.into());
+    }
+
+    /// Logs at `warning`.
+    pub async fn warning(&self, message: impl Into<Value>) {
+        self.log_to(LogLevel::Warning, None, message.into());
+    }
+
+    /// Logs at `error`.
+    pub async fn error(&self, message: impl Into<Value>) {
+        self.log_to(LogLevel::Error, None, message.into());
+    }
+
+    fn log_to(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if level < self.inner.session.log_level() {
+            return;
+        }
+        let params = LoggingMessageParams {
+            level,
+            logger,
+            data: &data,
+        };
+        self.inner
+            .out
+            .send(notification_frame("notifications/message", &params));
+    }
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("request_id", &self.inner.request_id)
+            .field("cancelled", &self.is_cancelled())
+            .finish_non_exhaustive()
+    }
+}

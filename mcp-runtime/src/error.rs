@@ -1,0 +1,48 @@
+//! The error of building or serving a server.
+
+use std::fmt;
+
+use crate::registry::CatalogueError;
+
+/// Why a server could not be built or stopped serving.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The catalogue is inconsistent (e.g. two tools with one name).
+    Catalogue(CatalogueError),
+    /// Reading or writing the transport failed.
+    Io(std::io::Error),
+}
+
+/// `Result` with this crate's [`Error`]; the return type of a server's `main`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Catalogue(e) => write!(f, "invalid server catalogue: {e}"),
+            Error::Io(e) => write!(f, "transport error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Catalogue(e) => Some(e),
+            Error::Io(e) => Some(e),
+        }
+    }
+}
+
+impl From<CatalogueError> for Error {
+    fn from(e: CatalogueError) -> Self {
+        Error::Catalogue(e)
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}

@@ -1,0 +1,389 @@
+//! The JSON-RPC 2.0 envelope: ids, incoming messages, error objects, outgoing frames.
+//!
+//! Incoming messages are read without copying their parameters: [`Envelope`] borrows the
+//! `params` as raw JSON from the line it was read from, and each method deserialises them
+//! straight into its own parameter type.
+
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+/// JSON-RPC error codes used by MCP.
+pub mod code {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i32 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// Invalid method parameters (also: an unknown tool name).
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// An internal error of the server.
+    pub const INTERNAL_ERROR: i32 = -32603;
+}
+
+/// A request id: a string or an integer, echoed exactly as the client sent it.
+///
+/// ```
+/// use mcp_runtime::protocol::RequestId;
+///
+/// let id: RequestId = serde_json::from_str("\"abc\"").unwrap();
+/// assert_eq!(serde_json::to_string(&id).unwrap(), "\"abc\"");
+/// let id: RequestId = serde_json::from_str("7").unwrap();
+/// assert_eq!(id, RequestId::Number(7));
+/// assert!(serde_json::from_str::<RequestId>("1.5").is_err());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(Arc<str>),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => serializer.serialize_i64(*n),
+            RequestId::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl de::Visitor<'_> for IdVisitor {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+                i64::try_from(v)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::custom("integer id out of range"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(v.into()))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+/// One incoming JSON-RPC object, with its parts borrowed from the raw line.
+///
+/// Nothing is validated yet: [`Envelope::classify`] turns it into a request, a notification, a
+/// response, or the error to answer with.
+#[derive(Deserialize)]
+pub(crate) struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// What an incoming object is.
+pub(crate) enum Incoming<'a> {
+    Request {
+        id: RequestId,
+        method: std::borrow::Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Notification {
+        method: std::borrow::Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    /// A response from the client (to a server-to-client request).
+    Response {
+        id: Option<RequestId>,
+        result: Result<&'a RawValue, &'a RawValue>,
+    },
+}
+
+impl<'a> Envelope<'a> {
+    /// Validates the envelope against JSON-RPC 2.0 as MCP restricts it.
+    ///
+    /// On failure returns the error to answer with, and the id to answer it to when one could
+    /// be read.
+    pub(crate) fn classify(self) -> Result<Incoming<'a>, (Option<RequestId>, RpcError)> {
+        let id = match self.id {
+            None => None,
+            Some(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
+                Ok(id) => Some(id),
+                Err(_) => {
+                    return Err((
+                        None,
+                        RpcError::invalid_request(format!(
+                            "`id` must be a string or an integer, not {}",
+                            raw.get()
+                        )),
+                    ));
+                }
+            },
+        };
+        if self.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            return Err((
+                id,
+                RpcError::invalid_request("`jsonrpc` must be exactly \"2.0\""),
+            ));
+        }
+        if let Some(method) = self.method {
+            if let Some(params) = self.params
+                && !params.get().starts_with('{')
+            {
+                return Err((
+                    id,
+                    RpcError::invalid_request("`params` must be an object when present"),
+                ));
+            }
+            return Ok(match id {
+                Some(id) => Incoming::Request {
+                    id,
+                    method,
+                    params: self.params,
+                },
+                None => Incoming::Notification {
+                    method,
+                    params: self.params,
+                },
+            });
+        }
+        match (self.result, self.error) {
+            (Some(result), None) => Ok(Incoming::Response {
+                id,
+                result: Ok(result),
+            }),
+            (None, Some(error)) => Ok(Incoming::Response {
+                id,
+                result: Err(error),
+            }),
+            _ => Err((
+                id,
+                RpcError::invalid_request(
+                    "a message needs `method` (request or notification) or exactly one of `result` and `error` (response)",
+                ),
+            )),
+        }
+    }
+}
+
+/// A JSON-RPC error object.
+///
+/// ```
+/// use mcp_runtime::protocol::RpcError;
+///
+/// let e = RpcError::invalid_params("unknown tool `nope`");
+/// assert_eq!(e.code, -32602);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RpcError {
+    /// The error code (see [`code`]).
+    pub code: i32,
+    /// A short description.
+    pub message: String,
+    /// Extra machine-readable detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+impl RpcError {
+    /// An error with a code and a message.
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Attaches `data`.
+    pub fn with_data(mut self, data: serde_json::Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// `-32700`.
+    pub fn parse_error(message: impl Into<String>) -> Self {
+        RpcError::new(code::PARSE_ERROR, message)
+    }
+
+    /// `-32600`.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        RpcError::new(code::INVALID_REQUEST, message)
+    }
+
+    /// `-32601`.
+    pub fn method_not_found(method: &str) -> Self {
+        RpcError::new(
+            code::METHOD_NOT_FOUND,
+            format!("method not found: `{method}`"),
+        )
+    }
+
+    /// `-32602`.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        RpcError::new(code::INVALID_PARAMS, message)
+    }
+
+    /// `-32603`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        RpcError::new(code::INTERNAL_ERROR, message)
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// One serialised outgoing message, without its trailing newline.
+pub type Frame = Vec<u8>;
+
+/// Serialises a success response around an already-serialised result.
+pub(crate) fn response_frame(id: &RequestId, result: &str) -> Frame {
+    let mut out = String::with_capacity(result.len() + 40);
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    write_id(&mut out, id);
+    out.push_str(",\"result\":");
+    out.push_str(result);
+    out.push('}');
+    out.into_bytes()
+}
+
+/// Serialises an error response; `id` is `null` when it could not be read.
+pub(crate) fn error_frame(id: Option<&RequestId>, error: &RpcError) -> Frame {
+    let mut out = String::with_capacity(96 + error.message.len());
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    match id {
+        Some(id) => write_id(&mut out, id),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"error\":");
+    // An RpcError holds only strings, numbers and JSON values: it always serialises.
+    out.push_str(&serde_json::to_string(error).unwrap_or_default());
+    out.push('}');
+    out.into_bytes()
+}
+
+/// Serialises a notification.
+pub(crate) fn notification_frame(method: &str, params: &impl Serialize) -> Frame {
+    #[derive(Serialize)]
+    struct Notification<'a, P> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        params: &'a P,
+    }
+    serde_json::to_vec(&Notification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .unwrap_or_default()
+}
+
+fn write_id(out: &mut String, id: &RequestId) {
+    match id {
+        RequestId::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        RequestId::String(s) => {
+            // Strings are escaped by serde_json, which cannot fail for a str.
+            out.push_str(&serde_json::to_string(&**s).unwrap_or_default());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(text: &str) -> Result<Incoming<'_>, (Option<RequestId>, RpcError)> {
+        serde_json::from_str::<Envelope<'_>>(text)
+            .expect("an object")
+            .classify()
+    }
+
+    #[test]
+    fn request_with_string_id_is_a_request() {
+        match classify(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#) {
+            Ok(Incoming::Request { id, method, .. }) => {
+                assert_eq!(id, RequestId::String("a".into()));
+                assert_eq!(method, "ping");
+            }
+            _ => panic!("not a request"),
+        }
+    }
+
+    #[test]
+    fn missing_jsonrpc_is_invalid_request_keeping_the_id() {
+        let Err((id, e)) = classify(r#"{"id":3,"method":"ping"}"#) else {
+            panic!("accepted")
+        };
+        assert_eq!(id, Some(RequestId::Number(3)));
+        assert_eq!(e.code, code::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn null_and_fractional_ids_are_invalid() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+        ] {
+            let Err((id, e)) = classify(text) else {
+                panic!("accepted {text}")
+            };
+            assert_eq!(id, None);
+            assert_eq!(e.code, code::INVALID_REQUEST);
+        }
+    }
+
+    #[test]
+    fn scalar_params_are_invalid() {
+        let Err((_, e)) = classify(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#) else {
+            panic!("accepted")
+        };
+        assert_eq!(e.code, code::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn frames_echo_ids_as_sent() {
+        let f = response_frame(&RequestId::String("x\"y".into()), "{}");
+        assert_eq!(
+            String::from_utf8(f).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"x\"y","result":{}}"#
+        );
+        let f = error_frame(None, &RpcError::parse_error("bad"));
+        assert_eq!(
+            String::from_utf8(f).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+    }
+}

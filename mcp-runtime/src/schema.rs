@@ -1,0 +1,145 @@
+//! JSON Schemas from Rust types: the schemars settings every tool shares.
+//!
+//! Schemas follow JSON Schema 2020-12 (the dialect MCP 2025-11-25 names as the default), with
+//! every subschema inlined — several clients do not resolve `$ref` — except where a type is
+//! recursive and a `$ref` is the only finite form. No `$schema` keyword is emitted: some clients
+//! reject a schema that names a dialect URL.
+
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value};
+
+fn settings(contract: Contract) -> SchemaSettings {
+    SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+        s.contract = contract;
+    })
+}
+
+/// The schema of a type as it is deserialised (tool arguments).
+pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
+    let schema = settings(Contract::Deserialize)
+        .into_generator()
+        .into_root_schema_for::<T>();
+    object_root(schema)
+}
+
+/// The schema of a type as it is serialised (structured tool output).
+///
+/// ```
+/// let s = mcp_runtime::schema::schema_for::<Vec<u8>>();
+/// assert_eq!(s["type"], "array");
+/// assert!(s.get("$schema").is_none());
+/// ```
+pub fn schema_for<T: JsonSchema>() -> Value {
+    settings(Contract::Serialize)
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// Whether a schema's root describes only objects, as `inputSchema`, `outputSchema` and
+/// `structuredContent` must.
+pub(crate) fn is_object_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// Wraps a non-object output schema as `{"result": …}`, the shape its values are sent in.
+pub(crate) fn wrap_as_result(schema: Value) -> Value {
+    let mut root = Map::new();
+    let mut defs = None;
+    let mut inner = schema;
+    if let Some(obj) = inner.as_object_mut() {
+        // `$defs` must stay at the root for the `$ref`s of recursive types to resolve.
+        defs = obj.remove("$defs");
+    }
+    rewrite_root_refs(&mut inner);
+    root.insert("type".into(), "object".into());
+    root.insert("properties".into(), serde_json::json!({ "result": inner }));
+    root.insert("required".into(), serde_json::json!(["result"]));
+    if let Some(defs) = defs {
+        root.insert("$defs".into(), defs);
+    }
+    Value::Object(root)
+}
+
+// `$ref: "#"` pointed at the old root; after wrapping it must point at the moved schema.
+fn rewrite_root_refs(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("$ref").and_then(Value::as_str) == Some("#") {
+                map.insert("$ref".into(), "#/properties/result".into());
+            }
+            for v in map.values_mut() {
+                rewrite_root_refs(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_root_refs(v)),
+        _ => {}
+    }
+}
+
+fn object_root(schema: Schema) -> Value {
+    let mut value = schema.to_value();
+    if let Some(obj) = value.as_object_mut() {
+        // A struct without fields comes out as `{"type":"object"}` already; `properties` is
+        // added so clients that index into it find an object.
+        if obj.get("type").and_then(Value::as_str) == Some("object")
+            && !obj.contains_key("properties")
+        {
+            obj.insert("properties".into(), Value::Object(Map::new()));
+        }
+    }
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Tree {
+        label: String,
+        children: Vec<Tree>,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Outer {
+        inner: Inner,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Inner {
+        x: i32,
+    }
+
+    #[test]
+    fn nested_types_are_inlined_without_defs() {
+        let s = input_schema_for::<Outer>();
+        assert!(s.get("$defs").is_none(), "{s}");
+        assert_eq!(
+            s["properties"]["inner"]["properties"]["x"]["type"],
+            "integer"
+        );
+        assert!(s.get("$schema").is_none());
+    }
+
+    #[test]
+    fn recursive_types_keep_a_ref() {
+        let s = input_schema_for::<Tree>();
+        assert!(s.to_string().contains("$ref"), "{s}");
+    }
+
+    #[test]
+    fn non_object_output_is_wrapped_in_result() {
+        let s = wrap_as_result(schema_for::<Vec<i32>>());
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["required"], json!(["result"]));
+        assert_eq!(s["properties"]["result"]["type"], "array");
+    }
+}

@@ -1,0 +1,289 @@
+//! The dispatch of one incoming message, independent of any transport.
+//!
+//! [`Server::route`] reads one message and either answers at once (lifecycle, lists, errors —
+//! in the order messages arrive, so `initialize` is settled before the next message is read)
+//! or returns the future of a handler call, which the transport runs concurrently.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::Server;
+use super::session::{Negotiated, Outbound, Session};
+use crate::protocol::messages::{CancelledParams, InitializeParams, ListParams, SetLevelParams};
+use crate::protocol::{
+    Envelope, Frame, Incoming, ProtocolVersion, RequestId, RpcError, error_frame, response_frame,
+};
+
+/// The outcome of routing one message.
+pub(crate) enum Routed {
+    /// Answered already (or nothing to answer: a notification, a response).
+    Reply(Option<Frame>),
+    /// A handler call to run; its frame, if any, is the response.
+    Deferred(Pin<Box<dyn Future<Output = Option<Frame>> + Send + 'static>>),
+}
+
+impl Server {
+    /// Routes one message (a line on stdio, a body on HTTP).
+    pub(crate) fn route(&self, session: &Arc<Session>, bytes: &[u8], out: &Outbound) -> Routed {
+        let trimmed = bytes.trim_ascii_start();
+        if trimmed.first() == Some(&b'[') {
+            return self.route_batch(session, trimmed, out);
+        }
+        match serde_json::from_slice::<Envelope<'_>>(bytes) {
+            Ok(envelope) => self.route_envelope(session, envelope, out),
+            Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
+        }
+    }
+
+    fn route_batch(&self, session: &Arc<Session>, bytes: &[u8], out: &Outbound) -> Routed {
+        let items = match serde_json::from_slice::<Vec<&RawValue>>(bytes) {
+            Ok(items) => items,
+            Err(e) => return Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
+        };
+        let allowed = session
+            .negotiated()
+            .is_some_and(|n| n.version.allows_batches());
+        if !allowed {
+            return Routed::Reply(Some(error_frame(
+                None,
+                &RpcError::invalid_request(
+                    "JSON-RPC batches are not supported by the negotiated protocol version",
+                ),
+            )));
+        }
+        if items.is_empty() {
+            return Routed::Reply(Some(error_frame(
+                None,
+                &RpcError::invalid_request("an empty batch"),
+            )));
+        }
+        let routed: Vec<Routed> = items
+            .into_iter()
+            .map(
+                |raw| match serde_json::from_str::<Envelope<'_>>(raw.get()) {
+                    Ok(envelope) => self.route_envelope(session, envelope, out),
+                    Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
+                },
+            )
+            .collect();
+        Routed::Deferred(Box::pin(async move {
+            let mut frames = Vec::new();
+            for r in routed {
+                let frame = match r {
+                    Routed::Reply(frame) => frame,
+                    Routed::Deferred(fut) => fut.await,
+                };
+                frames.extend(frame);
+            }
+            // A batch of notifications only is answered with nothing at all.
+            (!frames.is_empty()).then(|| {
+                let mut out =
+                    Vec::with_capacity(frames.iter().map(|f| f.len() + 1).sum::<usize>() + 1);
+                out.push(b'[');
+                for (i, f) in frames.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(f);
+                }
+                out.push(b']');
+                out
+            })
+        }))
+    }
+
+    fn route_envelope(
+        &self,
+        session: &Arc<Session>,
+        envelope: Envelope<'_>,
+        out: &Outbound,
+    ) -> Routed {
+        match envelope.classify() {
+            Err((id, error)) => Routed::Reply(Some(error_frame(id.as_ref(), &error))),
+            Ok(Incoming::Notification { method, params }) => {
+                self.notification(session, &method, params);
+                Routed::Reply(None)
+            }
+            // Responses answer server-to-client requests; this server sends none yet, so a
+            // response can only be stray, and stray responses are dropped.
+            Ok(Incoming::Response { id, result }) => {
+                tracing::debug!(
+                    ?id,
+                    is_error = result.is_err(),
+                    "dropping a response to no request"
+                );
+                Routed::Reply(None)
+            }
+            Ok(Incoming::Request { id, method, params }) => self
+                .request(session, &id, &method, params, out)
+                .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error)))),
+        }
+    }
+
+    fn request(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+        out: &Outbound,
+    ) -> Result<Routed, RpcError> {
+        let reply = |result: &str| Ok(Routed::Reply(Some(response_frame(id, result))));
+        match method {
+            "initialize" => reply(&self.initialize(session, params)?),
+            "ping" => reply("{}"),
+            _ => {
+                let Some(negotiated) = session.negotiated() else {
+                    return Err(RpcError::invalid_request(format!(
+                        "the session is not initialized: send `initialize` before `{method}`"
+                    )));
+                };
+                let version = negotiated.version;
+                match method {
+                    "tools/list" if !self.catalogue().is_empty() => {
+                        reply(&self.list_tools(version, params)?)
+                    }
+                    "tools/call" if !self.catalogue().is_empty() => {
+                        self.call_tool(session, id, version, params, out)
+                    }
+                    "logging/setLevel" => {
+                        let p: SetLevelParams = parse_params(params)?;
+                        session.set_log_level(p.level);
+                        reply("{}")
+                    }
+                    _ => Err(RpcError::method_not_found(method)),
+                }
+            }
+        }
+    }
+
+    fn notification(&self, session: &Session, method: &str, params: Option<&RawValue>) {
+        match method {
+            "notifications/cancelled" => match parse_params::<CancelledParams>(params) {
+                Ok(p) => {
+                    tracing::debug!(id = %p.request_id, reason = ?p.reason, "request cancelled by the client");
+                    session.cancel(&p.request_id);
+                }
+                Err(e) => tracing::debug!(%e, "ignoring a malformed cancellation"),
+            },
+            // Requests are served from the `initialize` response on; the notification only
+            // confirms what the session already allows.
+            "notifications/initialized" => {}
+            other => tracing::debug!(method = other, "ignoring an unknown notification"),
+        }
+    }
+
+    fn initialize(&self, session: &Session, params: Option<&RawValue>) -> Result<String, RpcError> {
+        let p: InitializeParams = parse_params(params)?;
+        let version = p
+            .protocol_version
+            .parse::<ProtocolVersion>()
+            .unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
+        let negotiated = Negotiated {
+            version,
+            client_info: p.client_info,
+            client_capabilities: p.capabilities,
+        };
+        if !session.initialize(negotiated) {
+            return Err(RpcError::invalid_request(
+                "the session is already initialized; `initialize` may be sent once",
+            ));
+        }
+        Ok(self.inner.initialize_results[version.index()].clone())
+    }
+
+    fn list_tools(
+        &self,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
+        let p: ListParams = match params {
+            Some(_) => parse_params(params)?,
+            None => ListParams::default(),
+        };
+        let tools = self.catalogue().tools();
+        let (start, end) = page(tools.len(), self.inner.page_size, p.cursor.as_deref())?;
+        let mut result = String::with_capacity(64 + 256 * (end - start));
+        result.push_str("{\"tools\":[");
+        for (i, tool) in tools[start..end].iter().enumerate() {
+            if i > 0 {
+                result.push(',');
+            }
+            result.push_str(tool.wire(version).get());
+        }
+        result.push(']');
+        if end < tools.len() {
+            result.push_str(",\"nextCursor\":\"");
+            result.push_str(&encode_cursor(end));
+            result.push('"');
+        }
+        result.push('}');
+        Ok(result)
+    }
+}
+
+/// Reads a method's parameters; absent parameters read as an empty object.
+pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
+    params: Option<&'a RawValue>,
+) -> Result<T, RpcError> {
+    let text = params.map_or("{}", RawValue::get);
+    serde_json::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        let message = match message.rfind(" at line ") {
+            Some(i) => &message[..i],
+            None => &message,
+        };
+        RpcError::invalid_params(format!("invalid params: {message}"))
+    })
+}
+
+fn parse_failure(e: &serde_json::Error) -> RpcError {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Data => RpcError::invalid_request(format!("not a JSON-RPC message: {e}")),
+        Category::Syntax | Category::Eof | Category::Io => {
+            RpcError::parse_error(format!("invalid JSON: {e}"))
+        }
+    }
+}
+
+/// Cursors are opaque to clients; this one is the index of the page's first item.
+fn encode_cursor(index: usize) -> String {
+    format!("i{index}")
+}
+
+/// The bounds of the page a cursor points at.
+fn page(len: usize, page_size: usize, cursor: Option<&str>) -> Result<(usize, usize), RpcError> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .strip_prefix('i')
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n > 0 && n < len)
+            .ok_or_else(|| RpcError::invalid_params(format!("invalid cursor `{c}`")))?,
+    };
+    Ok((start, (start + page_size).min(len)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_cover_the_list_without_overlap() {
+        assert_eq!(page(5, 2, None).unwrap(), (0, 2));
+        assert_eq!(page(5, 2, Some(&encode_cursor(2))).unwrap(), (2, 4));
+        assert_eq!(page(5, 2, Some(&encode_cursor(4))).unwrap(), (4, 5));
+    }
+
+    #[test]
+    fn foreign_cursors_are_invalid_params() {
+        for c in ["", "x", "i0", "i5", "i-1", "5"] {
+            assert_eq!(page(5, 2, Some(c)).unwrap_err().code, -32602, "{c}");
+        }
+    }
+}

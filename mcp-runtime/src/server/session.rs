@@ -1,0 +1,121 @@
+//! The state of one handshake-era connection, and the queue of frames going out on it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{Frame, Implementation, LogLevel, ProtocolVersion, RequestId};
+
+/// What `initialize` settled.
+#[derive(Debug)]
+pub(crate) struct Negotiated {
+    pub version: ProtocolVersion,
+    pub client_info: Implementation,
+    pub client_capabilities: Map<String, Value>,
+}
+
+/// One client connection in the handshake era: negotiated version, log level, and the
+/// requests in flight (for cancellation).
+pub(crate) struct Session {
+    negotiated: OnceLock<Negotiated>,
+    log_level: AtomicU8,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+}
+
+impl Session {
+    pub(crate) fn new() -> Session {
+        Session {
+            negotiated: OnceLock::new(),
+            log_level: AtomicU8::new(LogLevel::Info as u8),
+            in_flight: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.get()
+    }
+
+    /// Records the outcome of `initialize`; false when the session was initialised already.
+    pub(crate) fn initialize(&self, negotiated: Negotiated) -> bool {
+        self.negotiated.set(negotiated).is_ok()
+    }
+
+    pub(crate) fn log_level(&self) -> LogLevel {
+        LogLevel::from_u8(self.log_level.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        self.log_level.store(level as u8, Ordering::Relaxed);
+    }
+
+    /// Registers a request as in flight; `None` when a request with that id is already running.
+    pub(crate) fn begin(&self, id: &RequestId) -> Option<CancellationToken> {
+        let mut map = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        if map.contains_key(id) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        map.insert(id.clone(), token.clone());
+        Some(token)
+    }
+
+    pub(crate) fn finish(&self, id: &RequestId) {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id);
+    }
+
+    /// Cancels a request in flight; unknown or finished ids are ignored, as the spec asks.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        if let Some(token) = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(id)
+        {
+            token.cancel();
+        }
+    }
+
+    /// Cancels everything in flight (the connection is gone).
+    pub(crate) fn cancel_all(&self) {
+        for (_, token) in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+        {
+            token.cancel();
+        }
+    }
+}
+
+/// The queue of serialised frames to one peer. Cloned into every task that may write.
+#[derive(Clone, Debug)]
+pub(crate) struct Outbound {
+    tx: mpsc::UnboundedSender<Frame>,
+}
+
+impl Outbound {
+    pub(crate) fn new() -> (Outbound, mpsc::UnboundedReceiver<Frame>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Outbound { tx }, rx)
+    }
+
+    /// Queues a frame; frames for a peer that is gone are dropped.
+    pub(crate) fn send(&self, frame: Frame) {
+        if !frame.is_empty() {
+            let _ = self.tx.send(frame);
+        }
+    }
+
+    /// Tells the writer that no more frames will come. An empty frame is never a message.
+    pub(crate) fn close(&self) {
+        let _ = self.tx.send(Vec::new());
+    }
+}
