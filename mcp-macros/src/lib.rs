@@ -28,5 +28,12 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// no direct dependency on Tokio. Takes the options of `#[tokio::main]`.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::main::expand(args.into(), item.into()).into()
+    expand::main::expand("main", args.into(), item.into()).into()
+}
+
+/// Runs an `async fn` test on the Tokio runtime that `mcp-runtime` carries. Takes the options
+/// of `#[tokio::test]`.
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::main::expand("test", args.into(), item.into()).into()
 }

@@ -360,6 +360,10 @@ pub struct CallToolResult {
     /// Extra metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// A defect of the server (not of the call) found while building the result; it is
+    /// answered as a JSON-RPC internal error instead.
+    #[serde(skip)]
+    pub(crate) internal_error: Option<String>,
 }
 
 impl CallToolResult {
@@ -573,9 +577,10 @@ impl<T: Serialize + schemars::JsonSchema> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> CallToolResult {
         match serde_json::to_value(&self.0) {
             Ok(value) => CallToolResult::structured(value),
-            Err(e) => {
-                CallToolResult::error(format!("the tool's result could not be serialised: {e}"))
-            }
+            Err(e) => CallToolResult {
+                internal_error: Some(format!("the tool's result could not be serialised: {e}")),
+                ..CallToolResult::default()
+            },
         }
     }
 

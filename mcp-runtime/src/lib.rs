@@ -42,7 +42,7 @@ pub use content::{
 };
 pub use context::Context;
 pub use error::{Error, Result};
-pub use mcp_macros::{main, tool};
+pub use mcp_macros::{main, test, tool};
 pub use protocol::{Implementation, LogLevel, ProtocolVersion, ToolAnnotations};
 pub use registry::{Arguments, CatalogueError, SourceLocation, Tool, ToolDescriptor, ToolFuture};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, Server, ServerBuilder};

@@ -22,7 +22,9 @@ pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
     let schema = settings(Contract::Deserialize)
         .into_generator()
         .into_root_schema_for::<T>();
-    object_root(schema)
+    let mut value = object_root(schema);
+    object_subschemas(&mut value);
+    value
 }
 
 /// The schema of a type as it is serialised (structured tool output).
@@ -33,10 +35,38 @@ pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
 /// assert!(s.get("$schema").is_none());
 /// ```
 pub fn schema_for<T: JsonSchema>() -> Value {
-    settings(Contract::Serialize)
+    let mut value = settings(Contract::Serialize)
         .into_generator()
         .into_root_schema_for::<T>()
-        .to_value()
+        .to_value();
+    object_subschemas(&mut value);
+    value
+}
+
+/// Rewrites boolean property schemas (`true` for "anything", as schemars gives for
+/// `serde_json::Value`) as objects: MCP's `Tool` definition requires each property's schema to
+/// be an object, and so do several clients.
+fn object_subschemas(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if key == "properties"
+                    && let Value::Object(props) = v
+                {
+                    for prop in props.values_mut() {
+                        match prop {
+                            Value::Bool(true) => *prop = Value::Object(Map::new()),
+                            Value::Bool(false) => *prop = serde_json::json!({ "not": {} }),
+                            _ => {}
+                        }
+                    }
+                }
+                object_subschemas(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(object_subschemas),
+        _ => {}
+    }
 }
 
 /// Whether a schema's root describes only objects, as `inputSchema`, `outputSchema` and
@@ -61,7 +91,9 @@ pub(crate) fn wrap_as_result(schema: Value) -> Value {
     if let Some(defs) = defs {
         root.insert("$defs".into(), defs);
     }
-    Value::Object(root)
+    let mut root = Value::Object(root);
+    object_subschemas(&mut root);
+    root
 }
 
 // `$ref: "#"` pointed at the old root; after wrapping it must point at the moved schema.
@@ -133,6 +165,19 @@ mod tests {
     fn recursive_types_keep_a_ref() {
         let s = input_schema_for::<Tree>();
         assert!(s.to_string().contains("$ref"), "{s}");
+    }
+
+    #[test]
+    fn any_value_properties_are_empty_object_schemas() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Anything {
+            value: serde_json::Value,
+        }
+        let s = input_schema_for::<Anything>();
+        assert_eq!(s["properties"]["value"], json!({}));
+        let s = wrap_as_result(schema_for::<serde_json::Value>());
+        assert!(s["properties"]["result"].is_object(), "{s}");
     }
 
     #[test]

@@ -1,1 +1,247 @@
+//! Test support: a client that drives a server binary over real pipes, and the official
+//! schemas of each protocol revision as validators.
 
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long a test waits for any one message before it fails.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A server process spoken to over its standard input and output.
+pub struct StdioServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Messages read while waiting for something else, in arrival order.
+    backlog: Vec<Value>,
+}
+
+impl StdioServer {
+    /// Starts a server binary.
+    pub fn spawn(program: &Path) -> StdioServer {
+        StdioServer::spawn_with_env(program, &[])
+    }
+
+    /// Starts a server binary with extra environment variables.
+    pub fn spawn_with_env(program: &Path, env: &[(&str, &str)]) -> StdioServer {
+        let mut child = Command::new(program)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stdin = child.stdin.take();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        StdioServer {
+            child,
+            stdin,
+            lines,
+            backlog: Vec::new(),
+        }
+    }
+
+    /// Writes raw bytes, exactly as given.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("write to the server");
+        stdin.flush().expect("flush to the server");
+    }
+
+    /// Writes one message and a newline.
+    pub fn send(&mut self, message: &Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.send_raw(line.as_bytes());
+    }
+
+    /// Sends a request.
+    pub fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params}));
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The next line the server wrote, parsed; every line must be JSON.
+    pub fn recv(&mut self) -> Value {
+        if !self.backlog.is_empty() {
+            return self.backlog.remove(0);
+        }
+        self.recv_line_within(TIMEOUT)
+            .expect("the server answered within the timeout")
+    }
+
+    /// The next line within `timeout`, or `None`.
+    pub fn recv_line_within(&mut self, timeout: Duration) -> Option<Value> {
+        let line = self.lines.recv_timeout(timeout).ok()?;
+        Some(
+            serde_json::from_str(&line).unwrap_or_else(|e| {
+                panic!("the server wrote a line that is not JSON ({e}): {line:?}")
+            }),
+        )
+    }
+
+    /// Waits for the response with this id, keeping other messages for later.
+    pub fn response(&mut self, id: impl Into<Value>) -> Value {
+        let id = id.into();
+        if let Some(i) = self
+            .backlog
+            .iter()
+            .position(|m| m.get("id") == Some(&id) && m.get("method").is_none())
+        {
+            return self.backlog.remove(i);
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .recv_line_within(left)
+                .unwrap_or_else(|| panic!("no response to id {id}"));
+            if message.get("id") == Some(&id) && message.get("method").is_none() {
+                return message;
+            }
+            self.backlog.push(message);
+        }
+    }
+
+    /// Messages received so far that were not responses taken by [`StdioServer::response`].
+    pub fn take_backlog(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.backlog)
+    }
+
+    /// Performs the handshake at `version` and sends `notifications/initialized`.
+    pub fn initialize(&mut self, version: &str) -> Value {
+        self.request(
+            0,
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "e2e", "version": "1.0.0"},
+            }),
+        );
+        let response = self.response(0);
+        self.notify("notifications/initialized", json!({}));
+        response
+    }
+
+    /// Closes the server's standard input (end of file).
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits for the process to exit.
+    pub fn wait(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the server") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The path of a binary of another package of this workspace, built on first use.
+pub fn workspace_binary(package: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "-p", package])
+        .current_dir(workspace_root())
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "cargo build -p {package} failed");
+    // Test executables live in target/<profile>/deps; binaries one level up.
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    dir.join(format!("{package}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// The workspace's root folder.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// The official JSON Schema of a revision, kept in `tests/spec/`.
+pub fn spec_schema(version: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("spec")
+        .join(version)
+        .join("schema.json");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("the spec schema is JSON")
+}
+
+/// The definition `name` of a revision's schema, as a standalone schema document.
+pub fn spec_definition(version: &str, name: &str) -> Value {
+    let mut schema = spec_schema(version);
+    let defs = if schema.get("$defs").is_some() {
+        "$defs"
+    } else {
+        "definitions"
+    };
+    assert!(
+        schema[defs].get(name).is_some(),
+        "{version} defines no `{name}`"
+    );
+    let obj = schema.as_object_mut().expect("an object");
+    if defs == "definitions" {
+        // Draft-07 ignores keywords beside `$ref`; wrap so the reference is the whole check.
+        obj.insert(
+            "allOf".into(),
+            json!([{ "$ref": format!("#/definitions/{name}") }]),
+        );
+    } else {
+        obj.insert("$ref".into(), json!(format!("#/$defs/{name}")));
+    }
+    schema
+}
+
+/// Asserts that `value` is valid against the definition `name` of the revision `version`.
+pub fn assert_valid(version: &str, name: &str, value: &Value) {
+    let schema = spec_definition(version, name);
+    let validator = jsonschema::validator_for(&schema)
+        .unwrap_or_else(|e| panic!("the {version} schema compiles: {e}"));
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not a valid {version} `{name}`:\n{}\n{}",
+        errors.join("\n"),
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}

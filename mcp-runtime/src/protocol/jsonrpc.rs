@@ -90,20 +90,27 @@ impl<'de> Deserialize<'de> for RequestId {
 ///
 /// Nothing is validated yet: [`Envelope::classify`] turns it into a request, a notification, a
 /// response, or the error to answer with.
+///
+/// A member that is present is `Some` even when its value is `null`: `"id": null` is an
+/// invalid id, not a missing one.
 #[derive(Deserialize)]
 pub(crate) struct Envelope<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "present")]
     error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
 }
 
 /// What an incoming object is.
@@ -151,8 +158,10 @@ impl<'a> Envelope<'a> {
                 RpcError::invalid_request("`jsonrpc` must be exactly \"2.0\""),
             ));
         }
+        // `"params": null` is read as no params: some clients send it on notifications.
+        let params = self.params.filter(|p| p.get() != "null");
         if let Some(method) = self.method {
-            if let Some(params) = self.params
+            if let Some(params) = params
                 && !params.get().starts_with('{')
             {
                 return Err((
@@ -161,15 +170,8 @@ impl<'a> Envelope<'a> {
                 ));
             }
             return Ok(match id {
-                Some(id) => Incoming::Request {
-                    id,
-                    method,
-                    params: self.params,
-                },
-                None => Incoming::Notification {
-                    method,
-                    params: self.params,
-                },
+                Some(id) => Incoming::Request { id, method, params },
+                None => Incoming::Notification { method, params },
             });
         }
         match (self.result, self.error) {

@@ -16,7 +16,7 @@ use super::session::{Outbound, Session};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
 use crate::protocol::messages::CallToolParams;
-use crate::protocol::{ProtocolVersion, RequestId, RpcError, response_frame};
+use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
 use crate::registry::Arguments;
 
 impl Server {
@@ -52,11 +52,12 @@ impl Server {
         Ok(Routed::Deferred(Box::pin(async move {
             let call = CatchUnwind((descriptor.call)(ctx, args));
             let outcome = tokio::select! {
+                // Cancellation is looked at first: a handler that notices it and returns
+                // must not be answered either. The client gave up on the request, and the
+                // cancellation section of the specification asks for no response.
                 biased;
-                outcome = call => outcome,
-                // The client gave up on the request: drop the handler and answer nothing, as
-                // the cancellation section of the specification asks.
                 () = cancel.cancelled() => return None,
+                outcome = call => outcome,
             };
             session.finish(&id);
             let mut result = outcome.unwrap_or_else(|panic| {
@@ -67,13 +68,13 @@ impl Server {
                     descriptor.name
                 ))
             });
+            if let Some(defect) = result.internal_error.take() {
+                tracing::error!(tool = descriptor.name, defect, "tool result is unusable");
+                return Some(error_frame(Some(&id), &RpcError::internal(defect)));
+            }
             shape_result(&mut result, version, wraps_output);
-            let json = serde_json::to_string(&result).unwrap_or_else(|e| {
-                serde_json::to_string(&CallToolResult::error(format!(
-                    "the tool's result could not be serialised: {e}"
-                )))
-                .unwrap_or_default()
-            });
+            // A CallToolResult holds strings and JSON values only: it always serialises.
+            let json = serde_json::to_string(&result).unwrap_or_default();
             Some(response_frame(&id, &json))
         })))
     }
