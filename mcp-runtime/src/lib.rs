@@ -62,6 +62,19 @@ pub use serde_json;
 /// The async runtime the server runs on, for spawning tasks and timers in tools.
 pub use tokio;
 
+/// The book's chapters, compiled and run as documentation tests.
+#[cfg(doctest)]
+mod book {
+    #[doc = include_str!("../../README.md")]
+    struct Readme;
+    #[doc = include_str!("../../book/src/introduction.md")]
+    struct Introduction;
+    #[doc = include_str!("../../book/src/quickstart.md")]
+    struct Quickstart;
+    #[doc = include_str!("../../book/src/tools.md")]
+    struct Tools;
+}
+
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{

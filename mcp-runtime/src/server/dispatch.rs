@@ -134,29 +134,32 @@ impl Server {
     ) -> Result<Routed, RpcError> {
         let reply = |result: &str| Ok(Routed::Reply(Some(response_frame(id, result))));
         match method {
-            "initialize" => reply(&self.initialize(session, params)?),
-            "ping" => reply("{}"),
+            "initialize" => return reply(&self.initialize(session, params)?),
+            "ping" => return reply("{}"),
+            _ => {}
+        }
+        let has_tools = !self.catalogue().is_empty();
+        let known = match method {
+            "tools/list" | "tools/call" => has_tools,
+            "logging/setLevel" => true,
+            _ => false,
+        };
+        if !known {
+            return Err(RpcError::method_not_found(method));
+        }
+        let Some(negotiated) = session.negotiated() else {
+            return Err(RpcError::invalid_request(format!(
+                "the session is not initialized: send `initialize` before `{method}`"
+            )));
+        };
+        let version = negotiated.version;
+        match method {
+            "tools/list" => reply(&self.list_tools(version, params)?),
+            "tools/call" => self.call_tool(session, id, version, params, out),
             _ => {
-                let Some(negotiated) = session.negotiated() else {
-                    return Err(RpcError::invalid_request(format!(
-                        "the session is not initialized: send `initialize` before `{method}`"
-                    )));
-                };
-                let version = negotiated.version;
-                match method {
-                    "tools/list" if !self.catalogue().is_empty() => {
-                        reply(&self.list_tools(version, params)?)
-                    }
-                    "tools/call" if !self.catalogue().is_empty() => {
-                        self.call_tool(session, id, version, params, out)
-                    }
-                    "logging/setLevel" => {
-                        let p: SetLevelParams = parse_params(params)?;
-                        session.set_log_level(p.level);
-                        reply("{}")
-                    }
-                    _ => Err(RpcError::method_not_found(method)),
-                }
+                let p: SetLevelParams = parse_params(params)?;
+                session.set_log_level(p.level);
+                reply("{}")
             }
         }
     }

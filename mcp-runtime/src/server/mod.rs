@@ -23,7 +23,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Starts a [`ServerBuilder`] named after the crate that calls it (its `Cargo.toml` name and
 /// version become `serverInfo`).
 ///
-/// ```
+/// ```standalone_crate
 /// let server = mcp_runtime::server!().instructions("Arithmetic helpers").build().unwrap();
 /// assert_eq!(server.info().name, env!("CARGO_PKG_NAME"));
 /// ```

@@ -18,7 +18,7 @@ type Pending = Arc<Mutex<HashMap<RequestId, oneshot::Sender<Value>>>>;
 
 /// A client connected to a server in the same process.
 ///
-/// ```
+/// ```standalone_crate
 /// use mcp_runtime::prelude::*;
 ///
 /// /// Add two integers.
