@@ -107,7 +107,7 @@ fn rewrite_root_refs(value: &mut Value) {
                 rewrite_root_refs(v);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| rewrite_root_refs(v)),
+        Value::Array(items) => items.iter_mut().for_each(rewrite_root_refs),
         _ => {}
     }
 }

@@ -17,7 +17,8 @@ pub(crate) fn expand(args: TokenStream, func: syn::ItemFn) -> TokenStream {
         }
         // Emit the function as it would be without the macro, so the rest of the crate and
         // the IDE keep working, next to every error found.
-        Err((func, error)) => {
+        Err(failed) => {
+            let (func, error) = *failed;
             let errors = error.into_compile_error();
             quote!(#func #errors)
         }

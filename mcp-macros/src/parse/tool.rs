@@ -59,7 +59,7 @@ pub(crate) enum ParamKind {
 pub(crate) fn parse(
     args: TokenStream,
     mut func: syn::ItemFn,
-) -> Result<ToolModel, (syn::ItemFn, syn::Error)> {
+) -> Result<ToolModel, Box<(syn::ItemFn, syn::Error)>> {
     let cx = Ctxt::new();
     let attr = parse_attr(&cx, args);
     let params = parse_params(&cx, &mut func);
@@ -112,7 +112,7 @@ pub(crate) fn parse(
             args_struct,
             return_type,
         }),
-        Err(e) => Err((func, e)),
+        Err(e) => Err(Box::new((func, e))),
     }
 }
 
