@@ -24,6 +24,30 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool::expand(args.into(), item).into()
 }
 
+/// Turns a function into an MCP prompt.
+///
+/// Grammar: `#[prompt]` or `#[prompt(key = value, …)]` with the keys `name`, `title`,
+/// `description`, `complete(argument = function, …)`, `icon(src = "…", mime = "…", sizes =
+/// "…")` and `meta = "{…}"`. Each parameter is an argument: its text is parsed with `FromStr`,
+/// and it is optional when its type is `Option<T>`.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = syn::parse_macro_input!(item as syn::ItemFn);
+    expand::prompt::expand(args.into(), item).into()
+}
+
+/// Turns a function into an MCP resource, or a resource template when its URI has variables.
+///
+/// Grammar: `#[resource("uri", key = value, …)]` with the keys `name`, `title`,
+/// `description`, `mime`, `size`, `audience(user, assistant)`, `priority`, `last_modified`,
+/// `list = function`, `complete(variable = function, …)`, `icon(…)` and `meta = "{…}"`. Each
+/// URI template variable binds to the parameter of the same name.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = syn::parse_macro_input!(item as syn::ItemFn);
+    expand::resource::expand(args.into(), item).into()
+}
+
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs
 /// no direct dependency on Tokio. Takes the options of `#[tokio::main]`.
 #[proc_macro_attribute]

@@ -30,12 +30,32 @@ private_paths! {
     arguments => Arguments;
     tool_future => ToolFuture;
     context => Context;
-    into_tool_result => IntoToolResult;
-    input_schema => input_schema;
-    fields_schema => fields_schema;
-    output_schema => output_schema;
-    assert_tool_parameter => assert_tool_parameter;
+    tool_arguments => ToolArguments;
+    argument_struct => argument_struct;
+    parameter_deserialize => ParameterDeserialize;
+    parameter_schema => ParameterSchema;
+    tool_output => ToolOutput;
+    tool_output_of => tool_output;
     submit_tool => submit_tool;
+    icon => Icon;
+    completion_descriptor => CompletionDescriptor;
+    completer => Completer;
+    completion_context => CompletionContext;
+    completion => Completion;
+    prompt_trait => Prompt;
+    prompt_descriptor => PromptDescriptor;
+    prompt_argument_descriptor => PromptArgumentDescriptor;
+    prompt_arguments => PromptArguments;
+    prompt_future => PromptFuture;
+    text_argument => TextArgument;
+    into_prompt_result => IntoPromptResult;
+    resource_trait => ResourceItem;
+    resource_descriptor => ResourceDescriptor;
+    resource_request => ResourceRequest;
+    resource_future => ResourceFuture;
+    into_resource_contents => IntoResourceContents;
+    into_resource_list => IntoResourceList;
+    role => Role;
 }
 
 /// The same path as a string, for `#[serde(crate = "…")]`-style attributes.

@@ -11,6 +11,7 @@ use crate::protocol::{
     messages::{LoggingMessageParams, ProgressParams},
     notification_frame,
 };
+use crate::server::Server;
 use crate::server::session::{Outbound, Session};
 
 /// The handle a tool receives when it declares a `Context` parameter.
@@ -41,6 +42,7 @@ pub struct Context {
 }
 
 struct RequestContext {
+    server: Option<Server>,
     session: Arc<Session>,
     out: Outbound,
     request_id: Option<RequestId>,
@@ -50,6 +52,7 @@ struct RequestContext {
 
 impl Context {
     pub(crate) fn new(
+        server: Server,
         session: Arc<Session>,
         out: Outbound,
         request_id: RequestId,
@@ -58,6 +61,7 @@ impl Context {
     ) -> Context {
         Context {
             inner: Arc::new(RequestContext {
+                server: Some(server),
                 session,
                 out,
                 request_id: Some(request_id),
@@ -79,13 +83,34 @@ impl Context {
         let (out, _) = Outbound::new();
         Context {
             inner: Arc::new(RequestContext {
-                session: Arc::new(Session::new()),
+                server: None,
+                session: Arc::new(Session::new(out.clone())),
                 out,
                 request_id: None,
                 progress_token: None,
                 cancel: CancellationToken::new(),
             }),
         }
+    }
+
+    /// The server serving this request (none for a detached context): to enable or disable
+    /// tools, or to announce that a resource changed.
+    ///
+    /// ```
+    /// use mcp_runtime::prelude::*;
+    ///
+    /// /// Unlocks the administrative tools.
+    /// #[tool]
+    /// fn unlock(ctx: Context) -> &'static str {
+    ///     if let Some(server) = ctx.server() {
+    ///         server.enable_tool("drop_table");
+    ///     }
+    ///     "unlocked"
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn server(&self) -> Option<&Server> {
+        self.inner.server.as_ref()
     }
 
     /// The id of the request being served (none for a detached context).

@@ -27,26 +27,40 @@
 
 #![warn(missing_docs)]
 
+mod completion;
 mod content;
 mod context;
 mod error;
+mod prompt;
 pub mod protocol;
 mod registry;
+mod resource;
 pub mod schema;
 mod server;
 mod transport;
+mod uri_template;
 
+pub use completion::{
+    Completer, Completion, CompletionContext, IntoCompletion, MAX_COMPLETION_VALUES,
+};
 pub use content::{
     Annotations, Audio, CallToolResult, Content, EmbeddedResource, Image, IntoToolResult, Json,
     ResourceContents, ResourceLink, Role, Text, ToolError,
 };
 pub use context::Context;
 pub use error::{Error, Result};
-pub use mcp_macros::{main, test, tool};
+pub use mcp_macros::{main, prompt, resource, test, tool};
+pub use prompt::{GetPromptResult, IntoPromptResult, PromptArguments, PromptMessage};
 pub use protocol::{Implementation, LogLevel, ProtocolVersion, ToolAnnotations};
-pub use registry::{Arguments, CatalogueError, SourceLocation, Tool, ToolDescriptor, ToolFuture};
+pub use registry::{
+    Arguments, CatalogueError, CompletionDescriptor, Icon, Prompt, PromptArgumentDescriptor,
+    PromptDescriptor, PromptFuture, ResourceDescriptor, ResourceFuture, ResourceItem,
+    ResourceRequest, SourceLocation, Tool, ToolDescriptor, ToolFuture,
+};
+pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, Server, ServerBuilder};
 pub use transport::memory::MemoryClient;
+pub use uri_template::{UriTemplate, UriTemplateError, UriVariables};
 
 /// Re-exported so that types of your own can derive `Serialize`/`Deserialize` without a
 /// direct dependency: add `#[serde(crate = "mcp_runtime::serde")]` to the derive.
@@ -78,8 +92,9 @@ mod book {
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Audio, CallToolResult, Content, Context, EmbeddedResource, Image, IntoToolResult, Json,
-        LogLevel, ResourceLink, Server, ToolError, tool,
+        Audio, Blob, CallToolResult, Content, Context, EmbeddedResource, GetPromptResult, Image,
+        IntoToolResult, Json, LogLevel, PromptMessage, Resource, ResourceContents, ResourceLink,
+        Role, Server, ToolError, prompt, resource, tool,
     };
 }
 
@@ -99,13 +114,38 @@ pub mod __private {
         Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
     };
 
-    /// The `inputSchema` of an argument type.
-    pub fn input_schema<T: schemars::JsonSchema>() -> serde_json::Value {
-        crate::schema::input_schema_for::<T>()
+    /// How a tool reads its arguments: their `inputSchema` and their parser.
+    ///
+    /// Generated code builds it in one `const` from a function whose bounds check every
+    /// parameter type, so a type that cannot be an argument is reported once, on its own
+    /// token, and the derives of the argument struct (generic over the parameter types) add
+    /// no errors of their own.
+    pub struct ToolArguments<A> {
+        /// Builds the `inputSchema`.
+        pub input_schema: fn() -> serde_json::Value,
+        /// Deserialises the arguments of a call.
+        pub parse: fn(&Arguments) -> Result<A, CallToolResult>,
     }
 
-    /// The `inputSchema` of a tool's generated argument struct (its name is no title).
-    pub fn fields_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    impl<A: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArguments<A> {
+        /// The tool's generated struct of parameters (whose name is no title).
+        pub const fn fields() -> Self {
+            ToolArguments {
+                input_schema: fields_schema::<A>,
+                parse: Arguments::parse::<A>,
+            }
+        }
+    }
+
+    /// The user's own struct as the whole argument object (`#[tool(args)]`).
+    pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
+        ToolArguments {
+            input_schema: crate::schema::input_schema_for::<A>,
+            parse: Arguments::parse::<A>,
+        }
+    }
+
+    fn fields_schema<T: schemars::JsonSchema>() -> serde_json::Value {
         let mut schema = crate::schema::input_schema_for::<T>();
         if let Some(obj) = schema.as_object_mut() {
             obj.remove("title");
@@ -113,32 +153,49 @@ pub mod __private {
         schema
     }
 
-    /// The `outputSchema` of a return type.
-    pub fn output_schema<T: IntoToolResult>() -> Option<serde_json::Value> {
-        T::output_schema()
+    /// A parameter type's first requirement, checked at the parameter's own span.
+    #[diagnostic::on_unimplemented(
+        message = "a tool parameter must implement `Deserialize`; `{Self}` does not",
+        label = "the client's argument is deserialised into this type",
+        note = "derive it on your type: `#[derive(mcp_runtime::serde::Deserialize)]` with `#[serde(crate = \"mcp_runtime::serde\")]`"
+    )]
+    pub trait ParameterDeserialize: serde::de::DeserializeOwned {}
+    impl<T: serde::de::DeserializeOwned> ParameterDeserialize for T {}
+
+    /// A parameter type's second requirement, checked at the parameter's own span.
+    #[diagnostic::on_unimplemented(
+        message = "a tool parameter must implement `JsonSchema`; `{Self}` does not",
+        label = "the tool's input schema describes this type",
+        note = "derive it on your type: `#[derive(mcp_runtime::schemars::JsonSchema)]` with `#[schemars(crate = \"mcp_runtime::schemars\")]`"
+    )]
+    pub trait ParameterSchema: schemars::JsonSchema {}
+    impl<T: schemars::JsonSchema> ParameterSchema for T {}
+
+    /// How a tool's return value becomes its result: the `outputSchema` and the conversion.
+    pub struct ToolOutput<R> {
+        /// Builds the `outputSchema`, for structured output.
+        pub output_schema: fn() -> Option<serde_json::Value>,
+        /// Converts the return value.
+        pub into_tool_result: fn(R) -> CallToolResult,
     }
 
-    /// Asserts, at the parameter's own span, that its type can be a tool parameter.
-    #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a tool parameter",
-        label = "this type must implement `serde::Deserialize` and `schemars::JsonSchema`",
-        note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
-    )]
-    pub trait ToolParameter {}
-    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParameter for T {}
+    /// Checks the return type once, at its own span (see [`ToolArguments`]).
+    pub const fn tool_output<R: ToolReturn>() -> ToolOutput<R> {
+        ToolOutput {
+            output_schema: R::output_schema,
+            into_tool_result: R::into_tool_result,
+        }
+    }
 
-    pub const fn assert_tool_parameter<T: ToolParameter>() {}
-
-    /// Asserts, at the return type's own span, that it converts into a tool result.
+    /// The requirement on a return type, with a message that lists what a tool may return.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` is not a valid tool return type",
+        message = "a tool's return type must convert into a tool result; `{Self}` does not",
         label = "this type does not implement `IntoToolResult`",
-        note = "return text, a number, `()`, `Json<T>`, content (`Image`, `Audio`, …), `Vec<Content>`, `CallToolResult`, or a `Result` of one of these; see the book's chapter on tools"
+        note = "return text, a number, `bool`, `()`, `Json<T>`, content (`Content`, `Vec<Content>`, `Image`, `Audio`, `ResourceLink`, `EmbeddedResource`), `CallToolResult`, or an `Option` or `Result` of one of these",
+        note = "for structured output, derive `Serialize` and `JsonSchema` on your type and return it wrapped in `Json`"
     )]
-    pub trait ToolReturn {}
+    pub trait ToolReturn: IntoToolResult {}
     impl<T: IntoToolResult> ToolReturn for T {}
-
-    pub const fn assert_tool_return<T: ToolReturn>() {}
 
     /// Registers a tool with the automatic registry (when the `auto-register` feature is on).
     #[cfg(feature = "auto-register")]
@@ -159,4 +216,65 @@ pub mod __private {
     }
 
     pub use crate::__submit_tool as submit_tool;
+
+    pub use crate::completion::{Completer, Completion, CompletionContext};
+    pub use crate::content::Role;
+    pub use crate::prompt::{IntoPromptResult, PromptArguments};
+    pub use crate::protocol::RpcError;
+    pub use crate::registry::{
+        CompletionDescriptor, Icon, Prompt, PromptArgumentDescriptor, PromptDescriptor,
+        PromptEntry, PromptFuture, ResourceDescriptor, ResourceEntry, ResourceFuture, ResourceItem,
+        ResourceRequest,
+    };
+    pub use crate::resource::{IntoResourceContents, IntoResourceList, Resource};
+
+    /// Reads prompt arguments and URI-template variables, which travel as text, into the
+    /// parameter types, checked at each parameter's own span.
+    pub struct TextArgument;
+
+    impl TextArgument {
+        /// A required argument.
+        pub fn required<T: FromText>(args: &PromptArguments, name: &str) -> Result<T, RpcError> {
+            args.required::<T>(name)
+        }
+
+        /// An optional argument.
+        pub fn optional<T: FromText>(
+            args: &PromptArguments,
+            name: &str,
+        ) -> Result<Option<T>, RpcError> {
+            args.optional::<T>(name)
+        }
+    }
+
+    /// What a prompt argument or URI variable type needs: parsing from text.
+    #[diagnostic::on_unimplemented(
+        message = "a prompt argument or URI variable must implement `FromStr`; `{Self}` does not",
+        label = "the argument's text is parsed into this type",
+        note = "arguments travel as text: take a `String`, a number, or implement `std::str::FromStr` (with an error that implements `Display`) for your type"
+    )]
+    pub trait FromText: std::str::FromStr<Err: std::fmt::Display> {}
+    impl<T: std::str::FromStr<Err: std::fmt::Display>> FromText for T {}
+
+    /// Registers a prompt or resource with the automatic registry (when the `auto-register`
+    /// feature is on).
+    #[cfg(feature = "auto-register")]
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! __submit {
+        ($entry:expr) => {
+            $crate::__private::inventory::submit! { $entry }
+        };
+    }
+
+    /// Registers a prompt or resource with the automatic registry (when the `auto-register`
+    /// feature is on).
+    #[cfg(not(feature = "auto-register"))]
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! __submit {
+        ($entry:expr) => {};
+    }
+
+    pub use crate::__submit as submit;
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::{schemars, serde, serde_json};
+use mcp_runtime::{GetPromptResult, PromptMessage, Role, schemars, serde, serde_json};
 
 /// A colour.
 #[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -266,4 +266,160 @@ async fn main() -> mcp_runtime::Result<()> {
         .max_message_bytes(max_message_bytes)
         .serve_stdio()
         .await
+}
+
+// ---------------------------------------------------------------------------------------
+// Prompts
+
+/// Review the changes on a branch.
+#[prompt(title = "Code review", complete(language = complete_language))]
+fn code_review(
+    /// Branch to compare against, e.g. main.
+    base_branch: String,
+    /// The language of the code.
+    language: Option<String>,
+    /// How many files to look at, at most.
+    max_files: Option<u32>,
+) -> Vec<PromptMessage> {
+    let language = language.unwrap_or_else(|| "any language".into());
+    let limit = max_files.map_or_else(String::new, |n| format!(" (at most {n} files)"));
+    vec![
+        PromptMessage::user(format!(
+            "Review the {language} changes against `{base_branch}`{limit}."
+        )),
+        PromptMessage::assistant("I will start with the largest diff."),
+    ]
+}
+
+fn complete_language(prefix: &str) -> Vec<String> {
+    ["go", "python", "ruby", "rust", "typescript"]
+        .into_iter()
+        .filter(|l| l.starts_with(prefix))
+        .map(String::from)
+        .collect()
+}
+
+/// A greeting, as plain text.
+#[prompt]
+fn greeting(
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("Say hello to {name}.")
+}
+
+/// A prompt with an embedded resource and an image.
+#[prompt(name = "rich_prompt")]
+fn rich() -> GetPromptResult {
+    GetPromptResult::new(vec![
+        PromptMessage::new(
+            Role::User,
+            EmbeddedResource::text("memo://1", "text/plain", "remember the milk"),
+        ),
+        PromptMessage::new(Role::User, Image::png([1, 2, 3])),
+        PromptMessage::new(Role::User, ResourceLink::new("memo://2", "second memo")),
+    ])
+    .description("Rich content")
+}
+
+/// A prompt whose rendering fails.
+#[prompt]
+fn failing_prompt() -> Result<String, String> {
+    Err("the template store is offline".into())
+}
+
+// ---------------------------------------------------------------------------------------
+// Resources
+
+/// The static greeting.
+#[resource(
+    "test://static-text",
+    mime = "text/plain",
+    title = "Static text",
+    audience(user),
+    priority = 0.5
+)]
+fn static_text_resource() -> &'static str {
+    "Hello from a static resource"
+}
+
+/// Some bytes.
+#[resource("test://static-binary", mime = "application/octet-stream", size = 4)]
+fn static_binary() -> Vec<u8> {
+    vec![0, 1, 2, 255]
+}
+
+/// A resource that can change; subscribe to hear about it.
+#[resource("test://watched", mime = "text/plain")]
+fn watched() -> String {
+    "the current state".into()
+}
+
+/// Announces that `test://watched` changed.
+#[tool]
+fn touch_watched(ctx: Context) -> &'static str {
+    if let Some(server) = ctx.server() {
+        server.notify_resource_updated("test://watched");
+    }
+    "touched"
+}
+
+/// Hides or shows a tool at run time.
+#[tool]
+fn toggle_tool(
+    ctx: Context,
+    /// The tool.
+    name: String,
+    /// Whether it should be available.
+    enabled: bool,
+) -> Result<String, ToolError> {
+    let server = ctx.server().ok_or_else(|| ToolError::new("no server"))?;
+    let changed = if enabled {
+        server.enable_tool(&name)
+    } else {
+        server.disable_tool(&name)
+    };
+    Ok(format!("changed: {changed}"))
+}
+
+/// Data of one item.
+#[resource("test://items/{id}/data", mime = "application/json", list = list_items, complete(id = complete_item))]
+fn item_data(
+    /// The item's number.
+    id: u64,
+) -> Result<Json<serde_json::Value>, mcp_runtime::protocol::RpcError> {
+    if id > 3 {
+        return Err(mcp_runtime::resource_not_found(&format!(
+            "test://items/{id}/data"
+        )));
+    }
+    Ok(Json(
+        serde_json::json!({ "id": id, "name": format!("item {id}") }),
+    ))
+}
+
+fn list_items() -> Vec<mcp_runtime::Resource> {
+    (1..=3)
+        .map(|i| mcp_runtime::Resource::new(format!("test://items/{i}/data"), format!("item {i}")))
+        .collect()
+}
+
+fn complete_item(prefix: &str, context: &mcp_runtime::CompletionContext) -> Vec<String> {
+    let _ = &context.arguments;
+    (1..=3)
+        .map(|i| i.to_string())
+        .filter(|i| i.starts_with(prefix))
+        .collect()
+}
+
+/// A file under a root, by path (reserved expansion keeps the slashes).
+#[resource("test://files/{+path}", mime = "text/plain")]
+fn file(path: String) -> String {
+    format!("contents of {path}")
+}
+
+/// A search with optional query parameters.
+#[resource("test://search{?q,limit}")]
+fn search_resource(q: Option<String>, limit: Option<u32>) -> String {
+    format!("q={q:?} limit={limit:?}")
 }

@@ -1,6 +1,8 @@
 //! From validated models to tokens: one file per item kind.
 
 pub(crate) mod main;
+pub(crate) mod prompt;
+pub(crate) mod resource;
 pub(crate) mod tool;
 
 use proc_macro2::TokenStream;
@@ -14,4 +16,11 @@ pub(crate) fn debug_print(kind: &str, name: &str, tokens: &TokenStream) {
             .unwrap_or_else(|_| tokens.to_string());
         eprintln!("// #[{kind}] {name}\n{text}\n");
     }
+}
+
+/// On a parse error: the function as it would be without the macro, so the rest of the crate
+/// and the IDE keep working, next to every error found.
+pub(crate) fn fallback((func, error): (syn::ItemFn, syn::Error)) -> TokenStream {
+    let errors = error.into_compile_error();
+    quote::quote!(#func #errors)
 }

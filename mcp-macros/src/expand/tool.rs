@@ -3,9 +3,8 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
 
-use crate::parse::tool::{Description, ParamKind, ToolModel, parse};
+use crate::parse::tool::{ParamKind, ToolModel, parse};
 use crate::paths;
 
 pub(crate) fn expand(args: TokenStream, func: syn::ItemFn) -> TokenStream {
@@ -15,13 +14,7 @@ pub(crate) fn expand(args: TokenStream, func: syn::ItemFn) -> TokenStream {
             super::debug_print("tool", &model.name, &tokens);
             tokens
         }
-        // Emit the function as it would be without the macro, so the rest of the crate and
-        // the IDE keep working, next to every error found.
-        Err(failed) => {
-            let (func, error) = *failed;
-            let errors = error.into_compile_error();
-            quote!(#func #errors)
-        }
+        Err(failed) => super::fallback(*failed),
     }
 }
 
@@ -37,12 +30,13 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     let arguments = paths::arguments();
     let tool_future = paths::tool_future();
     let context = paths::context();
-    let into_tool_result = paths::into_tool_result();
-    let output_schema = paths::output_schema();
-    let assert_param = paths::assert_tool_parameter();
+    let tool_arguments = paths::tool_arguments();
+    let argument_struct = paths::argument_struct();
+    let parameter_deserialize = paths::parameter_deserialize();
+    let parameter_schema = paths::parameter_schema();
+    let tool_output = paths::tool_output();
+    let tool_output_of = paths::tool_output_of();
     let submit = paths::submit_tool();
-    let input_schema = paths::input_schema();
-    let fields_schema = paths::fields_schema();
 
     let func = &m.func;
     let vis = &func.vis;
@@ -56,10 +50,9 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         Some(t) => quote!(::core::option::Option::Some(#t)),
         None => quote!(::core::option::Option::None),
     };
-    let description = match &m.description {
-        Description::Override(lit) => quote!(::core::option::Option::Some(#lit)),
-        Description::Docs(docs) => docs.to_option_tokens(),
-    };
+    let description = m.description.to_option_tokens();
+    let icons = crate::parse::extras::icons_tokens(&m.icons);
+    let meta = crate::parse::extras::meta_tokens(m.meta.as_ref());
     let hint = |v: Option<bool>| match v {
         Some(b) => quote!(::core::option::Option::Some(#b)),
         None => quote!(::core::option::Option::None),
@@ -76,33 +69,47 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         .iter()
         .filter(|p| p.kind == ParamKind::Argument)
         .collect();
+    let param_types: Vec<_> = arguments_params.iter().map(|p| &p.ty).collect();
 
-    // Each parameter type is checked at its own span, so a type that cannot be an argument is
-    // reported on the user's token.
-    let param_assertions = arguments_params.iter().map(|p| {
-        let ty = &p.ty;
-        quote_spanned!(ty.span()=> #assert_param::<#ty>();)
-    });
-
-    // The argument type, its schema, and the expression that reads it.
-    let (args_struct, args_ty, input_schema_fn) = if m.args_struct {
-        let ty = &arguments_params[0].ty;
-        (quote!(), quote!(#ty), quote!(#input_schema::<#ty>))
+    // The parameter types are checked exactly once: as the type arguments of one `const fn`
+    // whose bounds name what a parameter needs. rustc reports an unmet bound on the type
+    // argument itself, which is the user's own token, and the argument struct is generic over
+    // the parameter types, so its derives never fail on their own.
+    let (args_struct, args_ty, arguments_const) = if m.args_struct {
+        let ty = param_types[0];
+        (quote!(), quote!(#ty), quote!(#argument_struct::<#ty>()))
     } else {
-        let fields = arguments_params.iter().map(|p| {
-            let (ident, ty, docs) = (&p.ident, &p.ty, &p.docs);
-            quote!(#(#docs)* #ident: #ty,)
+        let type_params: Vec<_> = (0..param_types.len())
+            .map(|i| format_ident!("__McpParam{i}"))
+            .collect();
+        let fields = arguments_params.iter().zip(&type_params).map(|(p, t)| {
+            let (ident, docs) = (&p.ident, &p.docs);
+            quote!(#(#docs)* #ident: #t,)
         });
+        let (generics, bounded, instance, turbofish) = if param_types.is_empty() {
+            Default::default()
+        } else {
+            (
+                quote!(<#(#type_params),*>),
+                quote!(<#(#type_params: #parameter_deserialize + #parameter_schema),*>),
+                quote!(<#(#param_types),*>),
+                quote!(::<#(#param_types),*>),
+            )
+        };
         (
             quote! {
                 #[derive(#serde::Deserialize, #schemars::JsonSchema)]
                 #[serde(crate = #serde_crate, deny_unknown_fields)]
                 #[schemars(crate = #schemars_crate)]
                 #[allow(non_camel_case_types)]
-                struct #args_ident { #(#fields)* }
+                struct #args_ident #generics { #(#fields)* }
+
+                const fn __mcp_arguments #bounded () -> #tool_arguments<#args_ident #generics> {
+                    #tool_arguments::fields()
+                }
             },
-            quote!(#args_ident),
-            quote!(#fields_schema::<#args_ident>),
+            quote!(#args_ident #instance),
+            quote!(__mcp_arguments #turbofish ()),
         )
     };
 
@@ -119,15 +126,10 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     } else {
         quote!()
     };
-    let (output_ty, convert) = match &m.return_type {
-        Some(ty) => (
-            quote!(#ty),
-            quote_spanned!(ty.span()=> <_ as #into_tool_result>::into_tool_result(__mcp_out)),
-        ),
-        None => (
-            quote!(()),
-            quote!(<() as #into_tool_result>::into_tool_result(__mcp_out)),
-        ),
+    // Like the parameters, the return type is checked once, on its own token.
+    let output_ty = match &m.return_type {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
     };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
 
@@ -141,21 +143,19 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         const _: () = {
             #args_struct
 
+            const __MCP_ARGUMENTS: #tool_arguments<#args_ty> = #arguments_const;
+            const __MCP_OUTPUT: #tool_output<#output_ty> = #tool_output_of::<#output_ty>();
+
             fn __mcp_call(__mcp_ctx: #context, __mcp_raw: #arguments) -> #tool_future {
                 ::std::boxed::Box::pin(async move {
                     let _ = &__mcp_ctx;
-                    let __mcp_args: #args_ty = match __mcp_raw.parse() {
+                    let __mcp_args = match (__MCP_ARGUMENTS.parse)(&__mcp_raw) {
                         ::core::result::Result::Ok(args) => args,
                         ::core::result::Result::Err(error) => return error,
                     };
                     let __mcp_out = #fn_ident(#(#call_args),*) #awaited;
-                    #convert
+                    (__MCP_OUTPUT.into_tool_result)(__mcp_out)
                 })
-            }
-
-            #[allow(dead_code)]
-            fn __mcp_assertions() {
-                #(#param_assertions)*
             }
 
             impl #tool_trait for #fn_ident {
@@ -169,8 +169,10 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                         idempotent: #idempotent,
                         open_world: #open_world,
                     },
-                    input_schema: #input_schema_fn,
-                    output_schema: #output_schema::<#output_ty>,
+                    icons: #icons,
+                    meta: #meta,
+                    input_schema: __MCP_ARGUMENTS.input_schema,
+                    output_schema: __MCP_OUTPUT.output_schema,
                     call: __mcp_call,
                     location: #source_location { file: ::core::file!(), line: #line },
                 };

@@ -2,7 +2,12 @@
 //! collected, with its span, in a [`Ctxt`], and all of them are reported together.
 
 pub(crate) mod docs;
+pub(crate) mod extras;
+pub(crate) mod prompt;
+pub(crate) mod resource;
+pub(crate) mod signature;
 pub(crate) mod tool;
+pub(crate) mod values;
 
 use std::cell::RefCell;
 use std::fmt::Display;

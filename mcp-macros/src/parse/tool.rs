@@ -3,10 +3,23 @@
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
-use super::docs::Docs;
+use super::extras::{Icon, parse_icon};
+pub(crate) use super::signature::{Description, ParamKind};
+use super::signature::{
+    Item, Param, check_return_type, check_signature, parse_params, return_type, unraw,
+};
+use super::values::{bool_value, key_text, path_text, skip_value, string_value};
 use super::{Attr, Ctxt, suggestion};
 
-const KEYS: &[&str] = &["name", "title", "description", "annotations", "args"];
+const KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "annotations",
+    "args",
+    "icon",
+    "meta",
+];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 
 /// A validated `#[tool]` function.
@@ -19,15 +32,12 @@ pub(crate) struct ToolModel {
     /// The description: the attribute's override, or the function's doc comment.
     pub description: Description,
     pub annotations: Annotations,
+    pub icons: Vec<Icon>,
+    pub meta: Option<syn::LitStr>,
     pub params: Vec<Param>,
     /// Whether the single non-context parameter is the whole argument object.
     pub args_struct: bool,
     pub return_type: Option<syn::Type>,
-}
-
-pub(crate) enum Description {
-    Override(syn::LitStr),
-    Docs(Docs),
 }
 
 #[derive(Default)]
@@ -38,22 +48,6 @@ pub(crate) struct Annotations {
     pub open_world: Option<bool>,
 }
 
-pub(crate) struct Param {
-    pub ident: syn::Ident,
-    pub ty: syn::Type,
-    pub kind: ParamKind,
-    /// The parameter's doc attributes, moved to its property.
-    pub docs: Vec<syn::Attribute>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ParamKind {
-    /// A `Context`, supplied by the runtime.
-    Context,
-    /// An argument from the client.
-    Argument,
-}
-
 /// Parses and validates; on error, returns the function stripped of what would cause
 /// secondary errors, with every problem found.
 pub(crate) fn parse(
@@ -62,18 +56,18 @@ pub(crate) fn parse(
 ) -> Result<ToolModel, Box<(syn::ItemFn, syn::Error)>> {
     let cx = Ctxt::new();
     let attr = parse_attr(&cx, args);
-    let params = parse_params(&cx, &mut func);
-    check_signature(&cx, &func.sig);
+    if let Some(lit) = &attr.name
+        && let Err(problem) = check_tool_name(&lit.value())
+    {
+        cx.error_spanned_by(lit, problem);
+    }
+    check_signature(&cx, &mut func.sig, Item::Tool);
+    let params = parse_params(&cx, &mut func, Item::Tool);
+    check_return_type(&cx, &func.sig.output, Item::Tool);
 
     let name = match &attr.name {
-        Some(lit) => {
-            let name = lit.value();
-            if let Err(problem) = check_tool_name(&name) {
-                cx.error_spanned_by(lit, problem);
-            }
-            name
-        }
-        None => func.sig.ident.unraw_string(),
+        Some(lit) => lit.value(),
+        None => unraw(&func.sig.ident),
     };
     let arguments = params
         .iter()
@@ -93,14 +87,8 @@ pub(crate) fn parse(
             && params
                 .iter()
                 .any(|p| p.kind == ParamKind::Argument && p.ident == "args"));
-    let return_type = match &func.sig.output {
-        syn::ReturnType::Default => None,
-        syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
-    };
-    let description = match attr.description {
-        Some(lit) => Description::Override(lit),
-        None => Description::Docs(Docs::from_attrs(&func.attrs)),
-    };
+    let return_type = return_type(&func);
+    let description = Description::new(attr.description, &func.attrs);
     match cx.check() {
         Ok(()) => Ok(ToolModel {
             func,
@@ -108,6 +96,8 @@ pub(crate) fn parse(
             title: attr.title,
             description,
             annotations: attr.annotations,
+            icons: attr.icons,
+            meta: attr.meta,
             params,
             args_struct,
             return_type,
@@ -122,6 +112,8 @@ struct ToolAttr {
     description: Option<syn::LitStr>,
     annotations: Annotations,
     args: Option<Span>,
+    icons: Vec<Icon>,
+    meta: Option<syn::LitStr>,
 }
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -133,56 +125,75 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
     let mut destructive = Attr::none(cx, "destructive");
     let mut idempotent = Attr::none(cx, "idempotent");
     let mut open_world = Attr::none(cx, "open_world");
+    let mut meta_json = Attr::none(cx, "meta");
+    let mut icons = Vec::new();
 
     let parser = syn::meta::parser(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let key = key_text(&meta);
         match key.as_str() {
-            "name" => name.set(&meta.path, meta.value()?.parse::<syn::LitStr>()?),
-            "title" => title.set(&meta.path, meta.value()?.parse::<syn::LitStr>()?),
-            "description" => description.set(&meta.path, meta.value()?.parse::<syn::LitStr>()?),
-            "args" => args_flag.set(&meta.path, meta.path.span()),
+            "name" => {
+                if let Some(lit) = string_value(cx, &meta, "get_weather")? {
+                    name.set(&meta.path, lit);
+                }
+            }
+            "title" => {
+                if let Some(lit) = string_value(cx, &meta, "Get weather")? {
+                    title.set(&meta.path, lit);
+                }
+            }
+            "description" => {
+                if let Some(lit) = string_value(cx, &meta, "The weather in a city.")? {
+                    description.set(&meta.path, lit);
+                }
+            }
+            "icon" => icons.extend(parse_icon(cx, &meta)?),
+            "meta" => {
+                if let Some(lit) = string_value(cx, &meta, "{\"team\": \"search\"}")? {
+                    meta_json.set(&meta.path, lit);
+                }
+            }
+            "args" => {
+                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                    let value = skip_value(&meta)?;
+                    cx.error_spanned_by(
+                        value,
+                        "`args` must be given alone, without a value: `#[tool(args)]`",
+                    );
+                }
+                args_flag.set(&meta.path, meta.path.span());
+            }
             "annotations" => meta.parse_nested_meta(|hint| {
-                let key = hint
-                    .path
-                    .get_ident()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
+                let key = key_text(&hint);
                 let value = if hint.input.peek(syn::Token![=]) {
-                    hint.value()?.parse::<syn::LitBool>()?.value
+                    bool_value(cx, &hint)?
                 } else {
-                    true
+                    Some(true)
                 };
-                match key.as_str() {
-                    "read_only" => read_only.set(&hint.path, value),
-                    "destructive" => destructive.set(&hint.path, value),
-                    "idempotent" => idempotent.set(&hint.path, value),
-                    "open_world" => open_world.set(&hint.path, value),
+                let slot = match key.as_str() {
+                    "read_only" => &mut read_only,
+                    "destructive" => &mut destructive,
+                    "idempotent" => &mut idempotent,
+                    "open_world" => &mut open_world,
                     _ => {
-                        return Err(hint.error(format!(
-                            "unknown annotation `{}`{}",
-                            path_text(&hint.path),
-                            suggestion(&key, ANNOTATION_KEYS)
-                        )));
+                        skip_value(&hint)?;
+                        cx.error_spanned_by(
+                            &hint.path,
+                            format!(
+                                "unknown annotation `{}`{}",
+                                path_text(&hint.path),
+                                suggestion(&key, ANNOTATION_KEYS)
+                            ),
+                        );
+                        return Ok(());
                     }
+                };
+                if let Some(value) = value {
+                    slot.set(&hint.path, value);
                 }
                 Ok(())
             })?,
             _ => {
-                // Skip a value, if any, so the next keys are still read.
-                if meta.input.peek(syn::Token![=]) {
-                    let _: syn::Expr = meta.value()?.parse()?;
-                } else if meta.input.peek(syn::token::Paren) {
-                    let _ = meta.parse_nested_meta(|m| {
-                        if m.input.peek(syn::Token![=]) {
-                            let _: syn::Expr = m.value()?.parse()?;
-                        }
-                        Ok(())
-                    });
-                }
+                skip_value(&meta)?;
                 cx.error_spanned_by(
                     &meta.path,
                     format!(
@@ -203,124 +214,14 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         title: title.get(),
         description: description.get(),
         args: args_flag.get(),
+        icons,
+        meta: meta_json.get(),
         annotations: Annotations {
             read_only: read_only.get(),
             destructive: destructive.get(),
             idempotent: idempotent.get(),
             open_world: open_world.get(),
         },
-    }
-}
-
-fn path_text(path: &syn::Path) -> String {
-    quote::quote!(#path).to_string().replace(' ', "")
-}
-
-fn check_signature(cx: &Ctxt, sig: &syn::Signature) {
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &sig.generics,
-            "a tool cannot be generic: its parameter types must be concrete so their JSON Schema is known",
-        );
-    }
-    if let Some(unsafety) = &sig.unsafety {
-        cx.error_spanned_by(unsafety, "a tool cannot be an `unsafe fn`");
-    }
-    if let Some(variadic) = &sig.variadic {
-        cx.error_spanned_by(variadic, "a tool cannot be variadic");
-    }
-    if let syn::ReturnType::Type(_, ty) = &sig.output
-        && let syn::Type::ImplTrait(_) = &**ty
-    {
-        cx.error_spanned_by(
-            ty,
-            "a tool must name its return type: `impl Trait` cannot be converted into a tool result",
-        );
-    }
-}
-
-fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn) -> Vec<Param> {
-    let mut params = Vec::new();
-    for input in &mut func.sig.inputs {
-        let pat_type = match input {
-            syn::FnArg::Receiver(receiver) => {
-                cx.error_spanned_by(
-                    &*receiver,
-                    "a tool is a free function: `self` parameters are not supported; move the tool out of the `impl` block",
-                );
-                continue;
-            }
-            syn::FnArg::Typed(pat_type) => pat_type,
-        };
-        // Doc comments on parameters are not allowed by rustc; they become property
-        // descriptions, so they are taken off the function in every case.
-        let (docs, others): (Vec<_>, Vec<_>) = std::mem::take(&mut pat_type.attrs)
-            .into_iter()
-            .partition(|a| a.path().is_ident("doc"));
-        pat_type.attrs = others;
-        let ident = match &*pat_type.pat {
-            syn::Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
-            pat => {
-                cx.error_spanned_by(
-                    pat,
-                    "a tool parameter must be a plain name (`city: String`), not a pattern: the name is the argument's name",
-                );
-                continue;
-            }
-        };
-        let ty = (*pat_type.ty).clone();
-        if check_param_type(cx, &ty) {
-            continue;
-        }
-        let kind = if is_context(&ty) {
-            ParamKind::Context
-        } else {
-            ParamKind::Argument
-        };
-        params.push(Param {
-            ident,
-            ty,
-            kind,
-            docs,
-        });
-    }
-    params
-}
-
-/// Reports types that can never be arguments; true when one was found.
-fn check_param_type(cx: &Ctxt, ty: &syn::Type) -> bool {
-    match ty {
-        syn::Type::ImplTrait(_) => {
-            cx.error_spanned_by(
-                ty,
-                "a tool parameter cannot be `impl Trait`: its concrete type is needed for the JSON Schema",
-            );
-            true
-        }
-        syn::Type::Reference(_) => {
-            cx.error_spanned_by(
-                ty,
-                "a tool parameter must be an owned type (`String`, not `&str`): arguments are deserialised into it",
-            );
-            true
-        }
-        syn::Type::Paren(p) => check_param_type(cx, &p.elem),
-        _ => false,
-    }
-}
-
-/// A `Context` is recognised by the last segment of its path.
-fn is_context(ty: &syn::Type) -> bool {
-    match ty {
-        syn::Type::Path(p) => {
-            p.qself.is_none()
-                && p.path
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.ident == "Context" && s.arguments.is_none())
-        }
-        syn::Type::Paren(p) => is_context(&p.elem),
-        _ => false,
     }
 }
 
@@ -336,22 +237,16 @@ fn check_tool_name(name: &str) -> Result<(), String> {
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
     {
+        let found = match c {
+            ' ' => "a space".to_owned(),
+            c if c.is_whitespace() || c.is_control() => format!("`{}`", c.escape_default()),
+            c => format!("`{c}`"),
+        };
         return Err(format!(
-            "a tool name may contain only ASCII letters, digits, `_`, `-` and `.`; `{c}` is not allowed"
+            "a tool name may contain only ASCII letters, digits, `_`, `-` and `.`, not {found}"
         ));
     }
     Ok(())
-}
-
-trait UnrawString {
-    fn unraw_string(&self) -> String;
-}
-
-impl UnrawString for syn::Ident {
-    fn unraw_string(&self) -> String {
-        let s = self.to_string();
-        s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
-    }
 }
 
 #[cfg(test)]

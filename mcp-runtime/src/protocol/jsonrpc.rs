@@ -23,6 +23,8 @@ pub mod code {
     pub const INVALID_PARAMS: i32 = -32602;
     /// An internal error of the server.
     pub const INTERNAL_ERROR: i32 = -32603;
+    /// The resource does not exist (handshake-era revisions).
+    pub const RESOURCE_NOT_FOUND: i32 = -32002;
 }
 
 /// A request id: a string or an integer, echoed exactly as the client sent it.

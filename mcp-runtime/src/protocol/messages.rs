@@ -91,6 +91,12 @@ pub enum ProgressToken {
     String(String),
 }
 
+/// `resources/subscribe` and `resources/unsubscribe` parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SubscribeParams {
+    pub uri: String,
+}
+
 /// `notifications/cancelled` parameters.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -94,6 +94,11 @@ impl ProtocolVersion {
         self.has_structured_output()
     }
 
+    /// The `completions` capability (`completion/complete` itself exists in every revision).
+    pub const fn has_completions(self) -> bool {
+        self.has_tool_annotations()
+    }
+
     /// `icons` and `websiteUrl`, and `description` on implementations.
     pub const fn has_icons(self) -> bool {
         matches!(self, ProtocolVersion::V2025_11_25)

@@ -11,12 +11,16 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::Capability;
 use super::Server;
 use super::session::{Negotiated, Outbound, Session};
-use crate::protocol::messages::{CancelledParams, InitializeParams, ListParams, SetLevelParams};
+use crate::protocol::messages::{
+    CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
+};
 use crate::protocol::{
     Envelope, Frame, Incoming, ProtocolVersion, RequestId, RpcError, error_frame, response_frame,
 };
+use crate::resource::resource_not_found;
 
 /// The outcome of routing one message.
 pub(crate) enum Routed {
@@ -138,9 +142,18 @@ impl Server {
             "ping" => return reply("{}"),
             _ => {}
         }
-        let has_tools = !self.catalogue().is_empty();
         let known = match method {
-            "tools/list" | "tools/call" => has_tools,
+            "tools/list" | "tools/call" => self.has_capability(Capability::Tools),
+            "prompts/list" | "prompts/get" => self.has_capability(Capability::Prompts),
+            "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe" => self.has_capability(Capability::Resources),
+            "completion/complete" => {
+                self.has_capability(Capability::Prompts)
+                    || self.has_capability(Capability::Resources)
+            }
             "logging/setLevel" => true,
             _ => false,
         };
@@ -156,6 +169,24 @@ impl Server {
         match method {
             "tools/list" => reply(&self.list_tools(version, params)?),
             "tools/call" => self.call_tool(session, id, version, params, out),
+            "prompts/list" => reply(&self.list_prompts(version, params)?),
+            "prompts/get" => self.get_prompt(session, id, version, params, out),
+            "resources/list" => self.list_resources(id, version, params),
+            "resources/templates/list" => reply(&self.list_resource_templates(version, params)?),
+            "resources/read" => self.read_resource(session, id, params, out),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let p: SubscribeParams = parse_params(params)?;
+                if method == "resources/subscribe" {
+                    if self.catalogue().resolve(&p.uri).is_none() {
+                        return Err(resource_not_found(&p.uri));
+                    }
+                    session.subscribe(&p.uri);
+                } else {
+                    session.unsubscribe(&p.uri);
+                }
+                reply("{}")
+            }
+            "completion/complete" => reply(&self.complete(params)?),
             _ => {
                 let p: SetLevelParams = parse_params(params)?;
                 session.set_log_level(p.level);
@@ -198,35 +229,6 @@ impl Server {
         }
         Ok(self.inner.initialize_results[version.index()].clone())
     }
-
-    fn list_tools(
-        &self,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-    ) -> Result<String, RpcError> {
-        let p: ListParams = match params {
-            Some(_) => parse_params(params)?,
-            None => ListParams::default(),
-        };
-        let tools = self.catalogue().tools();
-        let (start, end) = page(tools.len(), self.inner.page_size, p.cursor.as_deref())?;
-        let mut result = String::with_capacity(64 + 256 * (end - start));
-        result.push_str("{\"tools\":[");
-        for (i, tool) in tools[start..end].iter().enumerate() {
-            if i > 0 {
-                result.push(',');
-            }
-            result.push_str(tool.wire(version).get());
-        }
-        result.push(']');
-        if end < tools.len() {
-            result.push_str(",\"nextCursor\":\"");
-            result.push_str(&encode_cursor(end));
-            result.push('"');
-        }
-        result.push('}');
-        Ok(result)
-    }
 }
 
 /// Reads a method's parameters; absent parameters read as an empty object.
@@ -250,43 +252,6 @@ fn parse_failure(e: &serde_json::Error) -> RpcError {
         Category::Data => RpcError::invalid_request(format!("not a JSON-RPC message: {e}")),
         Category::Syntax | Category::Eof | Category::Io => {
             RpcError::parse_error(format!("invalid JSON: {e}"))
-        }
-    }
-}
-
-/// Cursors are opaque to clients; this one is the index of the page's first item.
-fn encode_cursor(index: usize) -> String {
-    format!("i{index}")
-}
-
-/// The bounds of the page a cursor points at.
-fn page(len: usize, page_size: usize, cursor: Option<&str>) -> Result<(usize, usize), RpcError> {
-    let start = match cursor {
-        None => 0,
-        Some(c) => c
-            .strip_prefix('i')
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|&n| n > 0 && n < len)
-            .ok_or_else(|| RpcError::invalid_params(format!("invalid cursor `{c}`")))?,
-    };
-    Ok((start, (start + page_size).min(len)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pages_cover_the_list_without_overlap() {
-        assert_eq!(page(5, 2, None).unwrap(), (0, 2));
-        assert_eq!(page(5, 2, Some(&encode_cursor(2))).unwrap(), (2, 4));
-        assert_eq!(page(5, 2, Some(&encode_cursor(4))).unwrap(), (4, 5));
-    }
-
-    #[test]
-    fn foreign_cursors_are_invalid_params() {
-        for c in ["", "x", "i0", "i5", "i-1", "5"] {
-            assert_eq!(page(5, 2, Some(c)).unwrap_err().code, -32602, "{c}");
         }
     }
 }

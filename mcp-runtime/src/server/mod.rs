@@ -1,16 +1,24 @@
 //! The server: its builder, its catalogue, and the dispatch of messages.
 
+mod changes;
+mod completion;
 mod dispatch;
+mod handlers;
+mod lists;
 pub(crate) mod session;
-mod tool_call;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use serde_json::Value;
 
 use crate::protocol::{Implementation, ProtocolVersion};
-use crate::registry::{Catalogue, CatalogueError, ToolDescriptor};
+use crate::registry::{
+    Catalogue, CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items,
+    PromptDescriptor, ResourceDescriptor, ToolDescriptor, build_all,
+};
+use session::Session;
 
 pub(crate) use dispatch::Routed;
 
@@ -46,18 +54,26 @@ pub struct Server {
 
 struct ServerInner {
     info: Implementation,
-    catalogue: Catalogue,
     page_size: usize,
     max_message_bytes: usize,
     /// The `initialize` result, serialised once per revision.
     initialize_results: [String; 4],
+    capabilities: Capabilities,
+    /// Every item, enabled or not; changed at run time.
+    items: Mutex<Items>,
+    /// What is enabled now, published anew after each change.
+    catalogue: RwLock<Arc<Catalogue>>,
+    /// The live sessions, for notifications that go to every client.
+    sessions: Mutex<Vec<Weak<Session>>>,
+    /// Kinds of list changed since the last `list_changed` notifications went out.
+    pending_changes: AtomicU8,
 }
 
 impl fmt::Debug for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Server")
             .field("info", &self.inner.info)
-            .field("tools", &self.inner.catalogue.tools().len())
+            .field("tools", &self.catalogue().tools.len())
             .finish_non_exhaustive()
     }
 }
@@ -87,6 +103,8 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     tools: Vec<&'static ToolDescriptor>,
+    prompts: Vec<&'static PromptDescriptor>,
+    resources: Vec<&'static ResourceDescriptor>,
     auto_register: bool,
     page_size: usize,
     max_message_bytes: usize,
@@ -99,6 +117,8 @@ impl Server {
             info: Implementation::new(name, version),
             instructions: None,
             tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
             auto_register: cfg!(feature = "auto-register"),
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -110,13 +130,21 @@ impl Server {
         &self.inner.info
     }
 
-    /// The names of the registered tools, in the order `tools/list` gives them.
+    /// The names of the enabled tools, in the order `tools/list` gives them.
     pub fn tool_names(&self) -> Vec<&'static str> {
-        self.inner
-            .catalogue
-            .tools()
+        self.catalogue()
+            .tools
             .iter()
             .map(|t| t.descriptor.name)
+            .collect()
+    }
+
+    /// The names of the enabled prompts, in the order `prompts/list` gives them.
+    pub fn prompt_names(&self) -> Vec<&'static str> {
+        self.catalogue()
+            .prompts
+            .iter()
+            .map(|p| p.descriptor.name)
             .collect()
     }
 
@@ -125,8 +153,49 @@ impl Server {
         self.inner.max_message_bytes
     }
 
-    pub(crate) fn catalogue(&self) -> &Catalogue {
-        &self.inner.catalogue
+    /// What is enabled now.
+    pub(crate) fn catalogue(&self) -> Arc<Catalogue> {
+        Arc::clone(
+            &self
+                .inner
+                .catalogue
+                .read()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
+    }
+
+    pub(crate) fn has_capability(&self, capability: Capability) -> bool {
+        let declared = self.inner.capabilities;
+        match capability {
+            Capability::Tools => declared.tools,
+            Capability::Prompts => declared.prompts,
+            Capability::Resources => declared.resources,
+        }
+    }
+
+    pub(crate) fn register_session(&self, session: &Arc<Session>) {
+        let mut sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(session));
+    }
+
+    /// The live sessions that finished `initialize`.
+    pub(crate) fn initialized_sessions(&self) -> Vec<Arc<Session>> {
+        let mut sessions = self
+            .inner
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|s| s.negotiated().is_some())
+            .collect()
     }
 }
 
@@ -156,6 +225,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds prompts explicitly (see [`prompts!`](crate::prompts!)).
+    pub fn prompts(mut self, prompts: impl IntoIterator<Item = &'static PromptDescriptor>) -> Self {
+        self.prompts.extend(prompts);
+        self
+    }
+
+    /// Adds resources and resource templates explicitly (see [`resources!`](crate::resources!)).
+    pub fn resources(
+        mut self,
+        resources: impl IntoIterator<Item = &'static ResourceDescriptor>,
+    ) -> Self {
+        self.resources.extend(resources);
+        self
+    }
+
     /// Whether to serve every `#[tool]` of the program (on by default with the
     /// `auto-register` feature). Off, only the tools given to [`ServerBuilder::tools`] are
     /// served.
@@ -176,18 +260,48 @@ impl ServerBuilder {
         self
     }
 
-    /// Builds the server: collects, sorts and checks the catalogue and builds every schema.
+    /// Builds the server: collects and checks the catalogue and builds every schema.
     pub fn build(self) -> Result<Server, CatalogueError> {
-        let catalogue = Catalogue::build(&self.tools, self.auto_register)?;
+        let mut items = Items::new();
+        if self.auto_register {
+            items.add_registered()?;
+        }
+        items
+            .tools
+            .add(build_all(self.tools, CatalogueTool::build)?)?;
+        items
+            .prompts
+            .add(build_all(self.prompts, CataloguePrompt::build)?)?;
+        items
+            .resources
+            .add(build_all(self.resources, CatalogueResource::build)?)?;
+        let catalogue = items.snapshot();
+        let capabilities = Capabilities {
+            tools: !items.tools.is_empty(),
+            prompts: !items.prompts.is_empty(),
+            resources: !items.resources.is_empty(),
+            completions: catalogue
+                .prompts
+                .iter()
+                .any(|p| !p.descriptor.completions.is_empty())
+                || catalogue
+                    .templates
+                    .iter()
+                    .any(|t| !t.descriptor.completions.is_empty()),
+        };
         let initialize_results = ProtocolVersion::HANDSHAKE
-            .map(|v| initialize_result(&self.info, self.instructions.as_deref(), &catalogue, v));
+            .map(|v| initialize_result(&self.info, self.instructions.as_deref(), capabilities, v));
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
-                catalogue,
                 page_size: self.page_size,
                 max_message_bytes: self.max_message_bytes,
                 initialize_results,
+                capabilities,
+                items: Mutex::new(items),
+                catalogue: RwLock::new(Arc::new(catalogue)),
+                sessions: Mutex::new(Vec::new()),
+                pending_changes: AtomicU8::new(0),
             }),
         })
     }
@@ -199,17 +313,46 @@ impl ServerBuilder {
     }
 }
 
-/// The `initialize` result for one revision; capabilities follow what is registered.
+/// A capability the server may declare.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Capability {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// Which capabilities the server declares, from what is registered when it is built.
+#[derive(Clone, Copy)]
+struct Capabilities {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    completions: bool,
+}
+
+/// The `initialize` result for one revision.
 fn initialize_result(
     info: &Implementation,
     instructions: Option<&str>,
-    catalogue: &Catalogue,
+    capabilities: Capabilities,
     version: ProtocolVersion,
 ) -> String {
-    let mut capabilities = serde_json::Map::new();
-    capabilities.insert("logging".into(), Value::Object(Default::default()));
-    if !catalogue.is_empty() {
-        capabilities.insert("tools".into(), serde_json::json!({ "listChanged": false }));
+    let mut declared = serde_json::Map::new();
+    declared.insert("logging".into(), Value::Object(Default::default()));
+    if capabilities.tools {
+        declared.insert("tools".into(), serde_json::json!({ "listChanged": true }));
+    }
+    if capabilities.prompts {
+        declared.insert("prompts".into(), serde_json::json!({ "listChanged": true }));
+    }
+    if capabilities.resources {
+        declared.insert(
+            "resources".into(),
+            serde_json::json!({ "subscribe": true, "listChanged": true }),
+        );
+    }
+    if capabilities.completions && version.has_completions() {
+        declared.insert("completions".into(), Value::Object(Default::default()));
     }
     let mut server_info = info.clone();
     if !version.has_titles() {
@@ -221,7 +364,7 @@ fn initialize_result(
     }
     let mut result = serde_json::json!({
         "protocolVersion": version.as_str(),
-        "capabilities": capabilities,
+        "capabilities": declared,
         "serverInfo": server_info,
     });
     if let Some(instructions) = instructions {

@@ -1,6 +1,6 @@
 //! The state of one handshake-era connection, and the queue of frames going out on it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -18,21 +18,52 @@ pub(crate) struct Negotiated {
     pub client_capabilities: Map<String, Value>,
 }
 
-/// One client connection in the handshake era: negotiated version, log level, and the
-/// requests in flight (for cancellation).
+/// One client connection in the handshake era: negotiated version, log level, the requests
+/// in flight (for cancellation), resource subscriptions, and where notifications that belong
+/// to no request (list changes, resource updates) are sent.
 pub(crate) struct Session {
     negotiated: OnceLock<Negotiated>,
     log_level: AtomicU8,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    subscriptions: Mutex<HashSet<String>>,
+    notifications: Outbound,
 }
 
 impl Session {
-    pub(crate) fn new() -> Session {
+    pub(crate) fn new(notifications: Outbound) -> Session {
         Session {
             negotiated: OnceLock::new(),
             log_level: AtomicU8::new(LogLevel::Info as u8),
             in_flight: Mutex::new(HashMap::new()),
+            subscriptions: Mutex::new(HashSet::new()),
+            notifications,
         }
+    }
+
+    /// Where notifications that belong to no request go.
+    pub(crate) fn notifications(&self) -> &Outbound {
+        &self.notifications
+    }
+
+    pub(crate) fn subscribe(&self, uri: &str) {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(uri.to_owned());
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(uri);
+    }
+
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(uri)
     }
 
     pub(crate) fn negotiated(&self) -> Option<&Negotiated> {

@@ -24,7 +24,8 @@ pub(crate) async fn serve_connection(
     mut inbound: mpsc::Receiver<Inbound>,
     out: Outbound,
 ) {
-    let session = Arc::new(Session::new());
+    let session = Arc::new(Session::new(out.clone()));
+    server.register_session(&session);
     let tracker = TaskTracker::new();
     while let Some(item) = inbound.recv().await {
         let message = match item {

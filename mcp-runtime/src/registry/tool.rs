@@ -1,8 +1,6 @@
-//! The catalogue of a server: tool descriptors collected by `inventory` or listed explicitly,
-//! sorted, checked for duplicates, with their schemas and wire forms built once.
+//! Tools in the catalogue: the descriptor `#[tool]` generates, the raw arguments of a call,
+//! and the tool's wire form built once per protocol revision.
 
-use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -10,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::{CatalogueError, Icon, SourceLocation, parse_meta, wire_per_version};
 use crate::content::CallToolResult;
 use crate::context::Context;
 use crate::protocol::{ProtocolVersion, ToolAnnotations};
@@ -17,21 +16,6 @@ use crate::schema;
 
 /// The future a tool's call shim returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send + 'static>>;
-
-/// Where an item was defined, for error messages about duplicates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SourceLocation {
-    /// The file, as `file!()` gives it.
-    pub file: &'static str,
-    /// The line, as `line!()` gives it.
-    pub line: u32,
-}
-
-impl fmt::Display for SourceLocation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
-    }
-}
 
 /// Everything the runtime knows about one tool. `#[tool]` generates one per function; it is
 /// not meant to be written by hand.
@@ -45,6 +29,10 @@ pub struct ToolDescriptor {
     pub description: Option<&'static str>,
     /// Behaviour hints.
     pub annotations: ToolAnnotations,
+    /// Icons for user interfaces (2025-11-25).
+    pub icons: &'static [Icon],
+    /// `_meta`, as the text of a JSON object.
+    pub meta: Option<&'static str>,
     /// Builds the `inputSchema` (called once per server).
     pub input_schema: fn() -> Value,
     /// Builds the `outputSchema`, for tools with structured output (called once per server).
@@ -65,6 +53,26 @@ inventory::collect!(ToolEntry);
 pub trait Tool {
     /// The tool's descriptor.
     const DESCRIPTOR: &'static ToolDescriptor;
+}
+
+/// Lists tools for explicit registration: `tools![add, math::mul]`.
+///
+/// ```
+/// use mcp_runtime::prelude::*;
+///
+/// #[tool]
+/// fn ping() -> &'static str { "pong" }
+///
+/// # fn main() {
+/// let list = mcp_runtime::tools![ping];
+/// assert_eq!(list[0].name, "ping");
+/// # }
+/// ```
+#[macro_export]
+macro_rules! tools {
+    ($($tool:path),* $(,)?) => {
+        ::std::vec![$(<$tool as $crate::__private::Tool>::DESCRIPTOR),*]
+    };
 }
 
 /// The raw `arguments` of a `tools/call`, deserialised by the tool's shim into its own type.
@@ -97,74 +105,12 @@ impl Arguments {
 }
 
 /// serde_json appends " at line 1 column 17"; that position is noise to a model.
-fn strip_position(message: &str) -> &str {
+pub(crate) fn strip_position(message: &str) -> &str {
     match message.rfind(" at line ") {
         Some(i) if message[i..].contains(" column ") => &message[..i],
         _ => message,
     }
 }
-
-/// Lists tools for explicit registration: `tools![add, math::mul]`.
-///
-/// ```
-/// use mcp_runtime::prelude::*;
-///
-/// #[tool]
-/// fn ping() -> &'static str { "pong" }
-///
-/// # fn main() {
-/// let list = mcp_runtime::tools![ping];
-/// assert_eq!(list[0].name, "ping");
-/// # }
-/// ```
-#[macro_export]
-macro_rules! tools {
-    ($($tool:path),* $(,)?) => {
-        ::std::vec![$(<$tool as $crate::__private::Tool>::DESCRIPTOR),*]
-    };
-}
-
-/// A problem found while building a server's catalogue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CatalogueError {
-    /// Two different tools have the same name.
-    DuplicateTool {
-        /// The name.
-        name: &'static str,
-        /// Where the first is defined.
-        first: SourceLocation,
-        /// Where the second is defined.
-        second: SourceLocation,
-    },
-    /// A tool's input schema does not describe an object.
-    InputSchemaNotObject {
-        /// The tool.
-        name: &'static str,
-        /// Where it is defined.
-        location: SourceLocation,
-    },
-}
-
-impl fmt::Display for CatalogueError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CatalogueError::DuplicateTool {
-                name,
-                first,
-                second,
-            } => write!(
-                f,
-                "two tools are named `{name}`: one defined at {first}, one at {second}; rename one with #[tool(name = \"…\")]"
-            ),
-            CatalogueError::InputSchemaNotObject { name, location } => write!(
-                f,
-                "the arguments of tool `{name}` (defined at {location}) must be an object with named fields"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for CatalogueError {}
 
 /// One tool with everything built from its descriptor.
 pub(crate) struct CatalogueTool {
@@ -176,65 +122,7 @@ pub(crate) struct CatalogueTool {
 }
 
 impl CatalogueTool {
-    pub(crate) fn wire(&self, version: ProtocolVersion) -> &RawValue {
-        &self.wire[version.index()]
-    }
-}
-
-/// The tools of a server, sorted by name.
-pub(crate) struct Catalogue {
-    tools: Vec<CatalogueTool>,
-    by_name: HashMap<&'static str, usize>,
-}
-
-impl Catalogue {
-    pub(crate) fn build(
-        explicit: &[&'static ToolDescriptor],
-        auto_register: bool,
-    ) -> Result<Catalogue, CatalogueError> {
-        let mut descriptors: Vec<&'static ToolDescriptor> = explicit.to_vec();
-        if auto_register {
-            descriptors.extend(inventory::iter::<ToolEntry>.into_iter().map(|e| e.0));
-        }
-        descriptors.sort_by(|a, b| a.name.cmp(b.name));
-        // The same descriptor registered twice (automatically and explicitly) is one tool.
-        descriptors.dedup_by(|a, b| std::ptr::eq(*a, *b));
-        for pair in descriptors.windows(2) {
-            if pair[0].name == pair[1].name {
-                return Err(CatalogueError::DuplicateTool {
-                    name: pair[0].name,
-                    first: pair[0].location,
-                    second: pair[1].location,
-                });
-            }
-        }
-        let mut tools = Vec::with_capacity(descriptors.len());
-        for d in descriptors {
-            tools.push(CatalogueTool::build(d)?);
-        }
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.descriptor.name, i))
-            .collect();
-        Ok(Catalogue { tools, by_name })
-    }
-
-    pub(crate) fn tools(&self) -> &[CatalogueTool] {
-        &self.tools
-    }
-
-    pub(crate) fn tool(&self, name: &str) -> Option<&CatalogueTool> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-}
-
-impl CatalogueTool {
-    fn build(d: &'static ToolDescriptor) -> Result<CatalogueTool, CatalogueError> {
+    pub(crate) fn build(d: &'static ToolDescriptor) -> Result<CatalogueTool, CatalogueError> {
         let input = (d.input_schema)();
         if !schema::is_object_schema(&input) {
             return Err(CatalogueError::InputSchemaNotObject {
@@ -242,6 +130,7 @@ impl CatalogueTool {
                 location: d.location,
             });
         }
+        let meta = parse_meta(d.meta, d.name, d.location)?;
         let output = (d.output_schema)();
         let wraps_output = output
             .as_ref()
@@ -253,12 +142,18 @@ impl CatalogueTool {
                 s
             }
         });
-        let wire = ProtocolVersion::HANDSHAKE.map(|v| tool_wire(d, &input, output.as_ref(), v));
+        let wire = wire_per_version(|version| {
+            tool_wire(d, &input, output.as_ref(), meta.as_ref(), version)
+        });
         Ok(CatalogueTool {
             descriptor: d,
             wraps_output,
             wire,
         })
+    }
+
+    pub(crate) fn wire(&self, version: ProtocolVersion) -> &RawValue {
+        &self.wire[version.index()]
     }
 }
 
@@ -266,8 +161,9 @@ fn tool_wire(
     d: &ToolDescriptor,
     input: &Value,
     output: Option<&Value>,
+    meta: Option<&Map<String, Value>>,
     version: ProtocolVersion,
-) -> Box<RawValue> {
+) -> Map<String, Value> {
     let mut tool = Map::new();
     tool.insert("name".into(), d.name.into());
     if let (Some(title), true) = (d.title, version.has_titles()) {
@@ -292,7 +188,8 @@ fn tool_wire(
             tool.insert("annotations".into(), annotations);
         }
     }
-    serde_json::value::to_raw_value(&tool).expect("a JSON map always serialises")
+    super::insert_icons_and_meta(&mut tool, d.icons, meta, version);
+    tool
 }
 
 #[cfg(test)]

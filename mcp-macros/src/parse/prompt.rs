@@ -1,0 +1,172 @@
+//! `#[prompt(…)]` on a function: its attribute, its arguments (text parsed with `FromStr`,
+//! optional when written `Option<T>`), and its return type.
+
+use proc_macro2::TokenStream;
+
+use super::extras::{CompleteEntry, Icon, parse_complete, parse_icon};
+pub(crate) use super::signature::Description;
+use super::signature::{
+    Item, Param, ParamKind, check_return_type, check_signature, option_inner, parse_params,
+    return_type, unraw,
+};
+use super::values::{key_text, path_text, skip_value, string_value};
+use super::{Attr, Ctxt, suggestion};
+
+const KEYS: &[&str] = &["name", "title", "description", "complete", "icon", "meta"];
+
+/// A validated `#[prompt]` function.
+pub(crate) struct PromptModel {
+    pub func: syn::ItemFn,
+    pub name: String,
+    pub title: Option<syn::LitStr>,
+    pub description: Description,
+    pub icons: Vec<Icon>,
+    pub meta: Option<syn::LitStr>,
+    pub params: Vec<PromptParam>,
+    pub completions: Vec<CompleteEntry>,
+    pub return_type: Option<syn::Type>,
+}
+
+pub(crate) struct PromptParam {
+    pub param: Param,
+    /// Whether the argument must be given (its type is not `Option<T>`).
+    pub required: bool,
+    /// The type the argument's text is parsed into (`T` of `Option<T>`).
+    pub parsed: syn::Type,
+}
+
+pub(crate) fn parse(
+    args: TokenStream,
+    mut func: syn::ItemFn,
+) -> Result<PromptModel, Box<(syn::ItemFn, syn::Error)>> {
+    let cx = Ctxt::new();
+    let attr = parse_attr(&cx, args);
+    check_signature(&cx, &mut func.sig, Item::Prompt);
+    let params: Vec<PromptParam> = parse_params(&cx, &mut func, Item::Prompt)
+        .into_iter()
+        .map(|param| {
+            let inner = option_inner(&param.ty).cloned();
+            PromptParam {
+                required: inner.is_none(),
+                parsed: inner.unwrap_or_else(|| param.ty.clone()),
+                param,
+            }
+        })
+        .collect();
+    check_return_type(&cx, &func.sig.output, Item::Prompt);
+    check_completions(&cx, &attr.completions, &params);
+    if let Some(lit) = &attr.name
+        && lit.value().is_empty()
+    {
+        cx.error_spanned_by(lit, "a prompt name must not be empty");
+    }
+    let name = attr
+        .name
+        .as_ref()
+        .map_or_else(|| unraw(&func.sig.ident), syn::LitStr::value);
+    let return_type = return_type(&func);
+    let description = Description::new(attr.description, &func.attrs);
+    match cx.check() {
+        Ok(()) => Ok(PromptModel {
+            func,
+            name,
+            title: attr.title,
+            description,
+            icons: attr.icons,
+            meta: attr.meta,
+            params,
+            completions: attr.completions,
+            return_type,
+        }),
+        Err(e) => Err(Box::new((func, e))),
+    }
+}
+
+fn check_completions(cx: &Ctxt, completions: &[CompleteEntry], params: &[PromptParam]) {
+    let names: Vec<String> = params
+        .iter()
+        .filter(|p| p.param.kind == ParamKind::Argument)
+        .map(|p| unraw(&p.param.ident))
+        .collect();
+    for entry in completions {
+        let argument = unraw(&entry.argument);
+        if !names.contains(&argument) {
+            let known: Vec<&str> = names.iter().map(String::as_str).collect();
+            cx.error_spanned_by(
+                &entry.argument,
+                format!(
+                    "the prompt has no argument `{argument}` to complete{}",
+                    suggestion(&argument, &known)
+                ),
+            );
+        }
+    }
+}
+
+struct PromptAttr {
+    name: Option<syn::LitStr>,
+    title: Option<syn::LitStr>,
+    description: Option<syn::LitStr>,
+    icons: Vec<Icon>,
+    meta: Option<syn::LitStr>,
+    completions: Vec<CompleteEntry>,
+}
+
+fn parse_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
+    let mut name = Attr::none(cx, "name");
+    let mut title = Attr::none(cx, "title");
+    let mut description = Attr::none(cx, "description");
+    let mut meta_json = Attr::none(cx, "meta");
+    let mut icons = Vec::new();
+    let mut completions = Vec::new();
+    let parser = syn::meta::parser(|meta| {
+        let key = key_text(&meta);
+        match key.as_str() {
+            "name" => {
+                if let Some(lit) = string_value(cx, &meta, "code_review")? {
+                    name.set(&meta.path, lit);
+                }
+            }
+            "title" => {
+                if let Some(lit) = string_value(cx, &meta, "Code review")? {
+                    title.set(&meta.path, lit);
+                }
+            }
+            "description" => {
+                if let Some(lit) = string_value(cx, &meta, "Review the changes on a branch.")? {
+                    description.set(&meta.path, lit);
+                }
+            }
+            "meta" => {
+                if let Some(lit) = string_value(cx, &meta, "{\"team\": \"search\"}")? {
+                    meta_json.set(&meta.path, lit);
+                }
+            }
+            "icon" => icons.extend(parse_icon(cx, &meta)?),
+            "complete" => parse_complete(cx, &meta, &mut completions)?,
+            _ => {
+                skip_value(&meta)?;
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "unknown attribute `{}`{}",
+                        path_text(&meta.path),
+                        suggestion(&key, KEYS)
+                    ),
+                );
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
+        cx.syn_error(e);
+    }
+    PromptAttr {
+        name: name.get(),
+        title: title.get(),
+        description: description.get(),
+        icons,
+        meta: meta_json.get(),
+        completions,
+    }
+}

@@ -1,0 +1,268 @@
+//! What `#[tool]`, `#[prompt]` and `#[resource]` share: the function's signature, its
+//! parameters (`Context` recognised by type), and its return type.
+
+use super::Ctxt;
+use super::docs::Docs;
+
+/// The kind of item a function becomes, for messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Item {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl Item {
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            Item::Tool => "tool",
+            Item::Prompt => "prompt",
+            Item::Resource => "resource",
+        }
+    }
+
+    /// Why parameter types must be concrete and owned.
+    fn why_concrete(self) -> &'static str {
+        match self {
+            Item::Tool => "its JSON Schema is built from the concrete type",
+            Item::Prompt | Item::Resource => "the argument's text is parsed into the concrete type",
+        }
+    }
+
+    fn why_owned(self) -> &'static str {
+        match self {
+            Item::Tool => "arguments are deserialised into it",
+            Item::Prompt | Item::Resource => "the argument's text is parsed into it",
+        }
+    }
+
+    fn why_generic(self) -> &'static str {
+        match self {
+            Item::Tool => "so their JSON Schema is known",
+            Item::Prompt | Item::Resource => "so the arguments can be parsed into them",
+        }
+    }
+
+    fn result(self) -> &'static str {
+        match self {
+            Item::Tool => "a tool result",
+            Item::Prompt => "a prompt result",
+            Item::Resource => "resource contents",
+        }
+    }
+}
+
+/// The description of an item: the attribute's override, or the function's doc comment.
+pub(crate) enum Description {
+    Override(syn::LitStr),
+    Docs(Docs),
+}
+
+impl Description {
+    pub(crate) fn new(over: Option<syn::LitStr>, attrs: &[syn::Attribute]) -> Description {
+        match over {
+            Some(lit) => Description::Override(lit),
+            None => Description::Docs(Docs::from_attrs(attrs)),
+        }
+    }
+
+    /// `Some("…")` or `None`, as an `Option<&'static str>` expression.
+    pub(crate) fn to_option_tokens(&self) -> proc_macro2::TokenStream {
+        match self {
+            Description::Override(lit) => quote::quote!(::core::option::Option::Some(#lit)),
+            Description::Docs(docs) => docs.to_option_tokens(),
+        }
+    }
+}
+
+pub(crate) struct Param {
+    pub ident: syn::Ident,
+    pub ty: syn::Type,
+    pub kind: ParamKind,
+    /// The parameter's doc attributes, moved to its property.
+    pub docs: Vec<syn::Attribute>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ParamKind {
+    /// A `Context`, supplied by the runtime.
+    Context,
+    /// An argument from the client.
+    Argument,
+}
+
+/// Reports what no item can have; a variadic is taken off the function, as rustc would
+/// report it again.
+pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Item) {
+    let noun = item.noun();
+    if let Some(unsafety) = &sig.unsafety {
+        cx.error_spanned_by(
+            unsafety,
+            format!("a {noun} cannot be an `unsafe fn`: clients call it with any arguments; make it safe and use `unsafe` blocks inside"),
+        );
+    }
+    if !sig.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &sig.generics,
+            format!(
+                "a {noun} cannot be generic: give its parameters concrete types, {}",
+                item.why_generic()
+            ),
+        );
+    } else if let Some(where_clause) = &sig.generics.where_clause {
+        cx.error_spanned_by(
+            where_clause,
+            format!(
+                "a {noun} cannot have a `where` clause: give its parameters concrete types, {}",
+                item.why_generic()
+            ),
+        );
+    }
+    if let Some(variadic) = sig.variadic.take() {
+        cx.error_spanned_by(
+            &variadic,
+            format!("a {noun} cannot be variadic: take a `Vec` parameter instead"),
+        );
+        if sig.inputs.trailing_punct() {
+            sig.inputs.pop_punct();
+        }
+    }
+}
+
+pub(crate) fn check_return_type(cx: &Ctxt, output: &syn::ReturnType, item: Item) {
+    if let syn::ReturnType::Type(_, ty) = output
+        && let syn::Type::ImplTrait(_) = &**ty
+    {
+        cx.error_spanned_by(
+            ty,
+            format!(
+                "a {} must name its return type: `impl Trait` cannot be converted into {}",
+                item.noun(),
+                item.result()
+            ),
+        );
+    }
+}
+
+/// The declared return type, if any.
+pub(crate) fn return_type(func: &syn::ItemFn) -> Option<syn::Type> {
+    match &func.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
+    }
+}
+
+pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec<Param> {
+    let noun = item.noun();
+    let mut params = Vec::new();
+    for input in &mut func.sig.inputs {
+        let pat_type = match input {
+            syn::FnArg::Receiver(receiver) => {
+                cx.error_spanned_by(
+                    &*receiver,
+                    format!("a {noun} is a free function: `self` parameters are not supported; move the {noun} out of the `impl` block"),
+                );
+                continue;
+            }
+            syn::FnArg::Typed(pat_type) => pat_type,
+        };
+        // Doc comments on parameters are not allowed by rustc; they become argument
+        // descriptions, so they are taken off the function in every case.
+        let (docs, others): (Vec<_>, Vec<_>) = std::mem::take(&mut pat_type.attrs)
+            .into_iter()
+            .partition(|a| a.path().is_ident("doc"));
+        pat_type.attrs = others;
+        let ident = match &*pat_type.pat {
+            syn::Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
+            pat => {
+                cx.error_spanned_by(
+                    pat,
+                    format!("a {noun} parameter must be a plain name (`city: String`), not a pattern: the name is the argument's name"),
+                );
+                continue;
+            }
+        };
+        let ty = (*pat_type.ty).clone();
+        if check_param_type(cx, &ty, item) {
+            continue;
+        }
+        let kind = if is_context(&ty) {
+            ParamKind::Context
+        } else {
+            ParamKind::Argument
+        };
+        params.push(Param {
+            ident,
+            ty,
+            kind,
+            docs,
+        });
+    }
+    params
+}
+
+/// Reports types that can never be arguments; true when one was found.
+fn check_param_type(cx: &Ctxt, ty: &syn::Type, item: Item) -> bool {
+    let noun = item.noun();
+    match ty {
+        syn::Type::ImplTrait(_) => {
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "a {noun} parameter must name its type, not `impl Trait`: {}",
+                    item.why_concrete()
+                ),
+            );
+            true
+        }
+        syn::Type::Reference(_) => {
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "a {noun} parameter must be an owned type (`String`, not `&str`): {}",
+                    item.why_owned()
+                ),
+            );
+            true
+        }
+        syn::Type::Paren(p) => check_param_type(cx, &p.elem, item),
+        _ => false,
+    }
+}
+
+/// A `Context` is recognised by the last segment of its path.
+fn is_context(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => {
+            p.qself.is_none()
+                && p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "Context" && s.arguments.is_none())
+        }
+        syn::Type::Paren(p) => is_context(&p.elem),
+        _ => false,
+    }
+}
+
+/// The `T` of a type written `Option<T>` (by its last path segment), if it is one.
+pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => match &args.args[0] {
+            syn::GenericArgument::Type(inner) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An identifier without its `r#`.
+pub(crate) fn unraw(ident: &syn::Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}

@@ -1,0 +1,167 @@
+//! Reading the values of attribute keys (`key = "…"`, `key = 0.5`, `key = path`, `flag`,
+//! `key(…)`), reporting a wrong value with an example of the right one and skipping it, so the
+//! keys after it are still read.
+
+use proc_macro2::TokenStream;
+
+use super::Ctxt;
+
+/// The string literal after `key =`.
+pub(crate) fn string_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    example: &str,
+) -> syn::Result<Option<syn::LitStr>> {
+    let key = path_text(&meta.path);
+    if !meta.input.peek(syn::Token![=]) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{key}` must be given a string: `{key} = \"{example}\"`"),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    match meta.value()?.parse::<syn::Expr>()? {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) => Ok(Some(lit)),
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!("`{key}` must be a string literal: `{key} = \"{example}\"`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The `true` or `false` after `hint =`.
+pub(crate) fn bool_value(
+    cx: &Ctxt,
+    hint: &syn::meta::ParseNestedMeta<'_>,
+) -> syn::Result<Option<bool>> {
+    match hint.value()?.parse::<syn::Expr>()? {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(lit),
+            ..
+        }) => Ok(Some(lit.value)),
+        other => {
+            let key = path_text(&hint.path);
+            cx.error_spanned_by(
+                other,
+                format!("`{key}` must be `true` or `false`, or given alone to mean `true`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The integer literal after `key =`.
+pub(crate) fn int_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    example: &str,
+) -> syn::Result<Option<syn::LitInt>> {
+    let key = path_text(&meta.path);
+    match meta.value()?.parse::<syn::Expr>()? {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        }) if lit.base10_parse::<u64>().is_ok() => Ok(Some(lit)),
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!("`{key}` must be a whole number: `{key} = {example}`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The number from 0 to 1 after `key =`.
+pub(crate) fn unit_float_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+) -> syn::Result<Option<f64>> {
+    let key = path_text(&meta.path);
+    let expr = meta.value()?.parse::<syn::Expr>()?;
+    let value = match &expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse::<f64>().ok(),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<f64>().ok(),
+        _ => None,
+    };
+    match value {
+        Some(v) if (0.0..=1.0).contains(&v) => Ok(Some(v)),
+        _ => {
+            cx.error_spanned_by(
+                expr,
+                format!("`{key}` must be a number from 0 to 1: `{key} = 0.5`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The path after `key =` (a function).
+pub(crate) fn path_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    example: &str,
+) -> syn::Result<Option<syn::Path>> {
+    let key = path_text(&meta.path);
+    if !meta.input.peek(syn::Token![=]) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{key}` must name a function: `{key} = {example}`"),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    match meta.value()?.parse::<syn::Expr>()? {
+        syn::Expr::Path(p) if p.qself.is_none() => Ok(Some(p.path)),
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!("`{key}` must name a function: `{key} = {example}`"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Skips what follows a key (`= value` or `(…)`), and returns it for error spans.
+pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<TokenStream> {
+    if meta.input.peek(syn::Token![=]) {
+        let eq: syn::Token![=] = meta.input.parse()?;
+        let value: syn::Expr = meta.input.parse()?;
+        Ok(quote::quote!(#eq #value))
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        let paren = syn::parenthesized!(content in meta.input);
+        let inner: TokenStream = content.parse()?;
+        let mut tokens = TokenStream::new();
+        paren.surround(&mut tokens, |t| t.extend(inner));
+        Ok(tokens)
+    } else {
+        Ok(TokenStream::new())
+    }
+}
+
+pub(crate) fn path_text(path: &syn::Path) -> String {
+    quote::quote!(#path).to_string().replace(' ', "")
+}
+
+/// The key of a nested meta item as text (empty for a path that is not one identifier).
+pub(crate) fn key_text(meta: &syn::meta::ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}

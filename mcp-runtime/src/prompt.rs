@@ -1,0 +1,222 @@
+//! What prompts return: messages, [`GetPromptResult`], and the [`IntoPromptResult`]
+//! conversion; and how prompt arguments, which travel as strings, become typed parameters.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::content::{Content, Role};
+use crate::protocol::RpcError;
+
+/// One message of a prompt.
+///
+/// ```
+/// use mcp_runtime::{PromptMessage, Role};
+///
+/// let m = PromptMessage::user("Review this diff.");
+/// assert_eq!(m.role, Role::User);
+/// let m = PromptMessage::assistant("Sure: which branch?");
+/// assert_eq!(serde_json::to_value(&m).unwrap()["content"]["type"], "text");
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PromptMessage {
+    /// Who speaks: the user or the assistant.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+}
+
+impl PromptMessage {
+    /// A message with any content.
+    pub fn new(role: Role, content: impl Into<Content>) -> Self {
+        PromptMessage {
+            role,
+            content: content.into(),
+        }
+    }
+
+    /// A text message from the user.
+    pub fn user(text: impl Into<String>) -> Self {
+        PromptMessage::new(Role::User, Content::text(text))
+    }
+
+    /// A text message from the assistant.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        PromptMessage::new(Role::Assistant, Content::text(text))
+    }
+}
+
+/// The full result of `prompts/get`.
+///
+/// ```
+/// use mcp_runtime::{GetPromptResult, PromptMessage};
+///
+/// let r = GetPromptResult::new(vec![PromptMessage::user("hi")]).description("A greeting");
+/// assert_eq!(r.description.as_deref(), Some("A greeting"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetPromptResult {
+    /// A description of this instance of the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages.
+    pub messages: Vec<PromptMessage>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl GetPromptResult {
+    /// A result with these messages.
+    pub fn new(messages: Vec<PromptMessage>) -> Self {
+        GetPromptResult {
+            messages,
+            ..GetPromptResult::default()
+        }
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// Conversion of a prompt function's return value into a [`GetPromptResult`].
+///
+/// Implemented for text (one user message), [`PromptMessage`], `Vec<PromptMessage>`,
+/// [`GetPromptResult`], and `Result<T, E: Display>`, whose `Err` is a JSON-RPC error: the
+/// [`RpcError`] itself when `E` is one, else an internal error (`-32603`) with the message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a valid prompt return type",
+    label = "this type does not implement `IntoPromptResult`",
+    note = "return a `String`, a `PromptMessage`, a `Vec<PromptMessage>`, a `GetPromptResult`, or a `Result` of one of these"
+)]
+pub trait IntoPromptResult {
+    /// Converts the value.
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError>;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError> {
+        Ok(GetPromptResult::new(vec![self]))
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError> {
+        Ok(GetPromptResult::new(self))
+    }
+}
+
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError> {
+        Ok(GetPromptResult::new(vec![PromptMessage::user(self)]))
+    }
+}
+
+impl IntoPromptResult for &str {
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError> {
+        Ok(GetPromptResult::new(vec![PromptMessage::user(self)]))
+    }
+}
+
+impl<T: IntoPromptResult, E: fmt::Display + 'static> IntoPromptResult for Result<T, E> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, RpcError> {
+        self.map_err(handler_error)?.into_prompt_result()
+    }
+}
+
+/// The JSON-RPC error for a handler's `Err`: an [`RpcError`] as it is, anything else as an
+/// internal error carrying its message.
+pub(crate) fn handler_error<E: fmt::Display + 'static>(e: E) -> RpcError {
+    match (&e as &dyn std::any::Any).downcast_ref::<RpcError>() {
+        Some(rpc) => rpc.clone(),
+        None => RpcError::internal(e.to_string()),
+    }
+}
+
+/// The string arguments of a `prompts/get` (or the variables of a resource URI), read into
+/// typed parameters by the generated code.
+#[derive(Debug, Default)]
+pub struct PromptArguments {
+    values: HashMap<String, String>,
+}
+
+impl PromptArguments {
+    pub(crate) fn new(values: HashMap<String, String>) -> Self {
+        PromptArguments { values }
+    }
+
+    /// A required argument, parsed with `FromStr`; missing or unparsable is `-32602` naming it.
+    pub fn required<T: FromStr<Err: fmt::Display>>(&self, name: &str) -> Result<T, RpcError> {
+        match self.values.get(name) {
+            Some(raw) => parse_argument(name, raw),
+            None => Err(RpcError::invalid_params(format!(
+                "missing required argument `{name}`"
+            ))),
+        }
+    }
+
+    /// An optional argument, parsed with `FromStr`; unparsable is `-32602` naming it.
+    pub fn optional<T: FromStr<Err: fmt::Display>>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, RpcError> {
+        self.values
+            .get(name)
+            .map(|raw| parse_argument(name, raw))
+            .transpose()
+    }
+}
+
+fn parse_argument<T: FromStr>(name: &str, raw: &str) -> Result<T, RpcError>
+where
+    T::Err: fmt::Display,
+{
+    raw.parse::<T>().map_err(|e| {
+        RpcError::invalid_params(format!("invalid argument `{name}`: {e} (got {raw:?})"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(pairs: &[(&str, &str)]) -> PromptArguments {
+        PromptArguments::new(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn missing_and_unparsable_arguments_are_invalid_params_naming_them() {
+        let a = args(&[("n", "x")]);
+        let e = a.required::<u32>("n").unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert!(e.message.contains("`n`"), "{}", e.message);
+        let e = a.required::<String>("m").unwrap_err();
+        assert!(e.message.contains("missing required argument `m`"));
+        assert_eq!(a.optional::<String>("m").unwrap(), None);
+    }
+
+    #[test]
+    fn an_rpc_error_from_a_handler_keeps_its_code() {
+        let r: Result<String, RpcError> = Err(RpcError::new(-32002, "gone"));
+        assert_eq!(r.into_prompt_result().unwrap_err().code, -32002);
+        let r: Result<String, String> = Err("boom".into());
+        assert_eq!(r.into_prompt_result().unwrap_err().code, -32603);
+    }
+}

@@ -1,0 +1,403 @@
+//! The catalogue of a server: tools, prompts and resources collected by `inventory` or listed
+//! explicitly, checked for duplicates, with their schemas and wire forms built once.
+//!
+//! [`Items`] holds every item with its enabled flag and changes at run time; each change
+//! publishes a new immutable [`Catalogue`] of the enabled items, which requests read without
+//! locking anything but a pointer swap.
+
+mod prompt;
+mod resource;
+mod tool;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::completion::{Completion, CompletionContext};
+use crate::protocol::ProtocolVersion;
+use crate::uri_template::UriVariables;
+
+pub(crate) use prompt::CataloguePrompt;
+pub use prompt::{Prompt, PromptArgumentDescriptor, PromptDescriptor, PromptEntry, PromptFuture};
+pub(crate) use resource::CatalogueResource;
+pub use resource::{
+    ResourceDescriptor, ResourceEntry, ResourceFuture, ResourceItem, ResourceRequest,
+};
+pub(crate) use tool::CatalogueTool;
+pub use tool::{Arguments, Tool, ToolDescriptor, ToolEntry, ToolFuture};
+
+/// Where an item was defined, for error messages about duplicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceLocation {
+    /// The file, as `file!()` gives it.
+    pub file: &'static str,
+    /// The line, as `line!()` gives it.
+    pub line: u32,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// An icon of a tool, prompt, resource or template (sent from 2025-11-25 on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Icon {
+    /// A URL or `data:` URI of the image.
+    pub src: &'static str,
+    /// Its MIME type.
+    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<&'static str>,
+    /// The sizes it suits, e.g. `"48x48"` or `"any"`.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub sizes: &'static [&'static str],
+}
+
+/// A completion function attached to a prompt argument or a template variable.
+#[derive(Debug)]
+pub struct CompletionDescriptor {
+    /// The argument or variable it completes.
+    pub argument: &'static str,
+    /// The function.
+    pub complete: fn(&CompletionContext) -> Completion,
+}
+
+/// A problem found while building a server's catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CatalogueError {
+    /// Two different items of one kind have the same name (or URI).
+    Duplicate {
+        /// `"tool"`, `"prompt"` or `"resource"`.
+        kind: &'static str,
+        /// The name or URI.
+        name: &'static str,
+        /// Where the first is defined.
+        first: SourceLocation,
+        /// Where the second is defined.
+        second: SourceLocation,
+    },
+    /// A tool's input schema does not describe an object.
+    InputSchemaNotObject {
+        /// The tool.
+        name: &'static str,
+        /// Where it is defined.
+        location: SourceLocation,
+    },
+    /// An item's `meta` is not a JSON object.
+    InvalidMeta {
+        /// The item.
+        name: &'static str,
+        /// Where it is defined.
+        location: SourceLocation,
+    },
+    /// A resource URI template does not parse.
+    InvalidUriTemplate {
+        /// The template.
+        uri: &'static str,
+        /// What is wrong.
+        problem: String,
+        /// Where it is defined.
+        location: SourceLocation,
+    },
+}
+
+impl fmt::Display for CatalogueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CatalogueError::Duplicate {
+                kind,
+                name,
+                first,
+                second,
+            } => write!(
+                f,
+                "two {kind}s are named `{name}`: one defined at {first}, one at {second}; rename one of them"
+            ),
+            CatalogueError::InputSchemaNotObject { name, location } => write!(
+                f,
+                "the arguments of tool `{name}` (defined at {location}) must be an object with named fields"
+            ),
+            CatalogueError::InvalidMeta { name, location } => write!(
+                f,
+                "the `meta` of `{name}` (defined at {location}) must be the text of a JSON object"
+            ),
+            CatalogueError::InvalidUriTemplate {
+                uri,
+                problem,
+                location,
+            } => write!(
+                f,
+                "invalid URI template `{uri}` (defined at {location}): {problem}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CatalogueError {}
+
+pub(crate) fn parse_meta(
+    meta: Option<&'static str>,
+    name: &'static str,
+    location: SourceLocation,
+) -> Result<Option<Map<String, Value>>, CatalogueError> {
+    meta.map(|text| {
+        serde_json::from_str::<Map<String, Value>>(text)
+            .map_err(|_| CatalogueError::InvalidMeta { name, location })
+    })
+    .transpose()
+}
+
+pub(crate) fn wire_per_version(
+    mut build: impl FnMut(ProtocolVersion) -> Map<String, Value>,
+) -> [Box<RawValue>; 4] {
+    ProtocolVersion::HANDSHAKE
+        .map(|v| serde_json::value::to_raw_value(&build(v)).expect("a JSON map always serialises"))
+}
+
+pub(crate) fn insert_icons_and_meta(
+    object: &mut Map<String, Value>,
+    icons: &[Icon],
+    meta: Option<&Map<String, Value>>,
+    version: ProtocolVersion,
+) {
+    if !icons.is_empty() && version.has_icons() {
+        object.insert(
+            "icons".into(),
+            serde_json::to_value(icons).unwrap_or_default(),
+        );
+    }
+    if let Some(meta) = meta {
+        object.insert("_meta".into(), Value::Object(meta.clone()));
+    }
+}
+
+/// What the catalogue needs of each kind of built item.
+pub(crate) trait CatalogueItem {
+    const KIND: &'static str;
+    /// The name (tools, prompts) or URI (resources) that identifies it.
+    fn key(&self) -> &'static str;
+    fn location(&self) -> SourceLocation;
+    /// The address of its descriptor: the same descriptor registered twice is one item.
+    fn identity(&self) -> usize;
+}
+
+impl CatalogueItem for CatalogueTool {
+    const KIND: &'static str = "tool";
+    fn key(&self) -> &'static str {
+        self.descriptor.name
+    }
+    fn location(&self) -> SourceLocation {
+        self.descriptor.location
+    }
+    fn identity(&self) -> usize {
+        std::ptr::from_ref(self.descriptor) as usize
+    }
+}
+
+impl CatalogueItem for CataloguePrompt {
+    const KIND: &'static str = "prompt";
+    fn key(&self) -> &'static str {
+        self.descriptor.name
+    }
+    fn location(&self) -> SourceLocation {
+        self.descriptor.location
+    }
+    fn identity(&self) -> usize {
+        std::ptr::from_ref(self.descriptor) as usize
+    }
+}
+
+impl CatalogueItem for CatalogueResource {
+    const KIND: &'static str = "resource";
+    fn key(&self) -> &'static str {
+        self.descriptor.uri
+    }
+    fn location(&self) -> SourceLocation {
+        self.descriptor.location
+    }
+    fn identity(&self) -> usize {
+        std::ptr::from_ref(self.descriptor) as usize
+    }
+}
+
+/// Every item of one kind, enabled or not, sorted by key.
+pub(crate) struct ItemList<T> {
+    items: Vec<(Arc<T>, bool)>,
+}
+
+impl<T: CatalogueItem> ItemList<T> {
+    fn new() -> Self {
+        ItemList { items: Vec::new() }
+    }
+
+    /// Adds built items; the same descriptor twice is kept once, two with one key are refused.
+    pub(crate) fn add(&mut self, built: Vec<T>) -> Result<(), CatalogueError> {
+        let mut next: Vec<(Arc<T>, bool)> = self.items.clone();
+        for item in built {
+            if next.iter().any(|(i, _)| i.identity() == item.identity()) {
+                continue;
+            }
+            next.push((Arc::new(item), true));
+        }
+        next.sort_by(|a, b| {
+            a.0.key()
+                .cmp(b.0.key())
+                .then(a.0.location().line.cmp(&b.0.location().line))
+        });
+        if let Some(pair) = next.windows(2).find(|p| p[0].0.key() == p[1].0.key()) {
+            return Err(CatalogueError::Duplicate {
+                kind: T::KIND,
+                name: pair[0].0.key(),
+                first: pair[0].0.location(),
+                second: pair[1].0.location(),
+            });
+        }
+        self.items = next;
+        Ok(())
+    }
+
+    /// Sets the enabled flag; returns whether the flag changed.
+    pub(crate) fn set_enabled(&mut self, key: &str, enabled: bool) -> bool {
+        match self.items.iter_mut().find(|(i, _)| i.key() == key) {
+            Some((_, flag)) if *flag != enabled => {
+                *flag = enabled;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Removes an item; returns whether it was there.
+    pub(crate) fn remove(&mut self, key: &str) -> bool {
+        let before = self.items.len();
+        self.items.retain(|(i, _)| i.key() != key);
+        self.items.len() != before
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn enabled(&self) -> impl Iterator<Item = &Arc<T>> {
+        self.items.iter().filter(|(_, on)| *on).map(|(i, _)| i)
+    }
+}
+
+/// Every item of a server, enabled or not.
+pub(crate) struct Items {
+    pub tools: ItemList<CatalogueTool>,
+    pub prompts: ItemList<CataloguePrompt>,
+    pub resources: ItemList<CatalogueResource>,
+}
+
+impl Items {
+    pub(crate) fn new() -> Self {
+        Items {
+            tools: ItemList::new(),
+            prompts: ItemList::new(),
+            resources: ItemList::new(),
+        }
+    }
+
+    /// Collects the automatically registered items (with the `auto-register` feature).
+    pub(crate) fn add_registered(&mut self) -> Result<(), CatalogueError> {
+        self.tools.add(build_all(
+            inventory::iter::<ToolEntry>.into_iter().map(|e| e.0),
+            CatalogueTool::build,
+        )?)?;
+        self.prompts.add(build_all(
+            inventory::iter::<PromptEntry>.into_iter().map(|e| e.0),
+            CataloguePrompt::build,
+        )?)?;
+        self.resources.add(build_all(
+            inventory::iter::<ResourceEntry>.into_iter().map(|e| e.0),
+            CatalogueResource::build,
+        )?)
+    }
+
+    /// The catalogue of what is enabled now.
+    pub(crate) fn snapshot(&self) -> Catalogue {
+        let tools: Vec<_> = self.tools.enabled().cloned().collect();
+        let prompts: Vec<_> = self.prompts.enabled().cloned().collect();
+        let (mut templates, resources): (Vec<_>, Vec<_>) = self
+            .resources
+            .enabled()
+            .cloned()
+            .partition(|r| r.is_template());
+        // The documented order in which templates are tried: the longest literal prefix first
+        // (the most specific), then by template text.
+        templates.sort_by(|a, b| {
+            b.template
+                .literal_prefix_len()
+                .cmp(&a.template.literal_prefix_len())
+                .then_with(|| a.descriptor.uri.cmp(b.descriptor.uri))
+        });
+        Catalogue {
+            tool_index: index(&tools, |t| t.descriptor.name),
+            prompt_index: index(&prompts, |p| p.descriptor.name),
+            resource_index: index(&resources, |r| r.descriptor.uri),
+            tools,
+            prompts,
+            resources,
+            templates,
+        }
+    }
+}
+
+pub(crate) fn build_all<D: 'static + ?Sized, T>(
+    descriptors: impl IntoIterator<Item = &'static D>,
+    build: fn(&'static D) -> Result<T, CatalogueError>,
+) -> Result<Vec<T>, CatalogueError> {
+    descriptors.into_iter().map(build).collect()
+}
+
+fn index<T>(items: &[Arc<T>], key: impl Fn(&T) -> &'static str) -> HashMap<&'static str, usize> {
+    items.iter().enumerate().map(|(i, t)| (key(t), i)).collect()
+}
+
+/// The enabled items of a server at one moment, immutable.
+pub(crate) struct Catalogue {
+    pub tools: Vec<Arc<CatalogueTool>>,
+    pub prompts: Vec<Arc<CataloguePrompt>>,
+    /// Static resources, by URI.
+    pub resources: Vec<Arc<CatalogueResource>>,
+    /// Resource templates, in matching order.
+    pub templates: Vec<Arc<CatalogueResource>>,
+    tool_index: HashMap<&'static str, usize>,
+    prompt_index: HashMap<&'static str, usize>,
+    resource_index: HashMap<&'static str, usize>,
+}
+
+impl Catalogue {
+    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<CatalogueTool>> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    pub(crate) fn prompt(&self, name: &str) -> Option<&Arc<CataloguePrompt>> {
+        self.prompt_index.get(name).map(|&i| &self.prompts[i])
+    }
+
+    /// The resource a URI names: a static resource first, then the first template matching.
+    pub(crate) fn resolve(&self, uri: &str) -> Option<(&Arc<CatalogueResource>, UriVariables)> {
+        if let Some(&i) = self.resource_index.get(uri) {
+            return Some((&self.resources[i], UriVariables::default()));
+        }
+        self.templates
+            .iter()
+            .find_map(|t| t.template.matches(uri).map(|vars| (t, vars)))
+    }
+
+    /// A resource or template by the exact URI or template text it was declared with.
+    pub(crate) fn resource_by_declared_uri(&self, uri: &str) -> Option<&Arc<CatalogueResource>> {
+        self.resource_index
+            .get(uri)
+            .map(|&i| &self.resources[i])
+            .or_else(|| self.templates.iter().find(|t| t.descriptor.uri == uri))
+    }
+}

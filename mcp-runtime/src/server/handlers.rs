@@ -1,0 +1,317 @@
+//! Requests that run user code — `tools/call`, `prompts/get`, `resources/read` — as
+//! cancellable, panic-contained futures, with their results shaped for the negotiated revision.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio_util::sync::CancellationToken;
+
+use super::Server;
+use super::dispatch::{Routed, parse_params};
+use super::session::{Outbound, Session};
+use crate::content::{CallToolResult, Content, Text};
+use crate::context::Context;
+use crate::prompt::PromptArguments;
+use crate::protocol::messages::{CallToolParams, RequestMeta};
+use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
+use crate::registry::{Arguments, ResourceRequest};
+use crate::resource::resource_not_found;
+
+#[derive(Deserialize)]
+struct GetPromptParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<HashMap<String, String>>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+struct ReadResourceParams {
+    uri: String,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+/// One request about to run user code.
+struct HandlerRequest<'a> {
+    server: &'a Server,
+    session: &'a Arc<Session>,
+    id: &'a RequestId,
+    out: &'a Outbound,
+}
+
+impl HandlerRequest<'_> {
+    /// Registers the request as in flight and builds its [`Context`].
+    fn begin(&self, meta: Option<RequestMeta>) -> Result<(Context, CancellationToken), RpcError> {
+        let cancel = self.session.begin(self.id).ok_or_else(|| {
+            RpcError::invalid_request(format!(
+                "a request with id {} is already in flight",
+                self.id
+            ))
+        })?;
+        let ctx = Context::new(
+            self.server.clone(),
+            Arc::clone(self.session),
+            self.out.clone(),
+            self.id.clone(),
+            meta.and_then(|m| m.progress_token),
+            cancel.clone(),
+        );
+        Ok((ctx, cancel))
+    }
+
+    /// Runs `handler` concurrently; `respond` turns its outcome (or its panic message) into
+    /// the result to send. A cancelled request is answered with nothing.
+    fn run<T: Send + 'static>(
+        &self,
+        cancel: CancellationToken,
+        handler: Pin<Box<dyn Future<Output = T> + Send>>,
+        respond: impl FnOnce(Result<T, String>) -> Result<String, RpcError> + Send + 'static,
+    ) -> Routed {
+        let session = Arc::clone(self.session);
+        let id = self.id.clone();
+        Routed::Deferred(Box::pin(async move {
+            let outcome = tokio::select! {
+                // Cancellation is looked at first: a handler that notices it and returns
+                // must not be answered either. The client gave up on the request, and the
+                // cancellation section of the specification asks for no response.
+                biased;
+                () = cancel.cancelled() => return None,
+                outcome = CatchUnwind(handler) => outcome,
+            };
+            session.finish(&id);
+            let outcome = outcome.map_err(|panic| panic_message(&*panic).to_owned());
+            Some(match respond(outcome) {
+                Ok(result) => response_frame(&id, &result),
+                Err(error) => error_frame(Some(&id), &error),
+            })
+        }))
+    }
+}
+
+impl Server {
+    pub(super) fn call_tool(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+        out: &Outbound,
+    ) -> Result<Routed, RpcError> {
+        let p: CallToolParams<'_> = parse_params(params)?;
+        let catalogue = self.catalogue();
+        let tool = catalogue.tool(&p.name).ok_or_else(|| {
+            RpcError::invalid_params(format!("unknown tool `{}`", p.name))
+                .with_data(serde_json::json!({ "name": p.name }))
+        })?;
+        let request = HandlerRequest {
+            server: self,
+            session,
+            id,
+            out,
+        };
+        let (ctx, cancel) = request.begin(p.meta)?;
+        let descriptor = tool.descriptor;
+        let wraps_output = tool.wraps_output;
+        let args = Arguments::new(p.arguments.map(ToOwned::to_owned));
+        Ok(
+            request.run(cancel, (descriptor.call)(ctx, args), move |outcome| {
+                let mut result = outcome.unwrap_or_else(|panic| {
+                    tracing::error!(tool = descriptor.name, panic, "tool panicked");
+                    CallToolResult::error(format!(
+                        "tool `{}` failed with an internal error",
+                        descriptor.name
+                    ))
+                });
+                if let Some(defect) = result.internal_error.take() {
+                    tracing::error!(tool = descriptor.name, defect, "tool result is unusable");
+                    return Err(RpcError::internal(defect));
+                }
+                shape_result(&mut result, version, wraps_output);
+                // A CallToolResult holds strings and JSON values only: it always serialises.
+                Ok(serde_json::to_string(&result).unwrap_or_default())
+            }),
+        )
+    }
+
+    pub(super) fn get_prompt(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+        out: &Outbound,
+    ) -> Result<Routed, RpcError> {
+        let p: GetPromptParams = parse_params(params)?;
+        let catalogue = self.catalogue();
+        let prompt = catalogue.prompt(&p.name).ok_or_else(|| {
+            RpcError::invalid_params(format!("unknown prompt `{}`", p.name))
+                .with_data(serde_json::json!({ "name": p.name }))
+        })?;
+        let descriptor = prompt.descriptor;
+        let request = HandlerRequest {
+            server: self,
+            session,
+            id,
+            out,
+        };
+        let (ctx, cancel) = request.begin(p.meta)?;
+        let arguments = PromptArguments::new(p.arguments.unwrap_or_default());
+        Ok(
+            request.run(cancel, (descriptor.get)(ctx, arguments), move |outcome| {
+                let mut result = outcome.map_err(|panic| {
+                    tracing::error!(prompt = descriptor.name, panic, "prompt panicked");
+                    RpcError::internal(format!(
+                        "prompt `{}` failed with an internal error",
+                        descriptor.name
+                    ))
+                })??;
+                for message in &mut result.messages {
+                    shape_content(&mut message.content, version);
+                }
+                serde_json::to_string(&result).map_err(|e| RpcError::internal(e.to_string()))
+            }),
+        )
+    }
+
+    pub(super) fn read_resource(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        params: Option<&RawValue>,
+        out: &Outbound,
+    ) -> Result<Routed, RpcError> {
+        let p: ReadResourceParams = parse_params(params)?;
+        let catalogue = self.catalogue();
+        let (resource, variables) = catalogue
+            .resolve(&p.uri)
+            .ok_or_else(|| resource_not_found(&p.uri))?;
+        let descriptor = resource.descriptor;
+        let request = HandlerRequest {
+            server: self,
+            session,
+            id,
+            out,
+        };
+        let (ctx, cancel) = request.begin(p.meta)?;
+        let variables = PromptArguments::new(
+            variables
+                .iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+        );
+        let read = (descriptor.read)(
+            ctx,
+            ResourceRequest {
+                uri: p.uri,
+                variables,
+            },
+        );
+        Ok(request.run(cancel, read, move |outcome| {
+            let contents = outcome.map_err(|panic| {
+                tracing::error!(resource = descriptor.uri, panic, "resource panicked");
+                RpcError::internal(format!(
+                    "resource `{}` failed with an internal error",
+                    descriptor.name
+                ))
+            })??;
+            serde_json::to_string(&serde_json::json!({ "contents": contents }))
+                .map_err(|e| RpcError::internal(e.to_string()))
+        }))
+    }
+}
+
+/// Adapts a result to the negotiated revision: wraps non-object structured output, mirrors it
+/// as text, and replaces content kinds the revision does not know.
+pub(crate) fn shape_result(
+    result: &mut CallToolResult,
+    version: ProtocolVersion,
+    wraps_output: bool,
+) {
+    if let Some(structured) = result.structured_content.take() {
+        let structured = if wraps_output {
+            serde_json::json!({ "result": structured })
+        } else {
+            structured
+        };
+        if result.content.is_empty() {
+            result.content.push(Content::text(structured.to_string()));
+        }
+        if version.has_structured_output() {
+            result.structured_content = Some(structured);
+        }
+    }
+    for block in &mut result.content {
+        shape_content(block, version);
+    }
+}
+
+/// Replaces a content block the revision does not know by a text block describing it.
+pub(crate) fn shape_content(block: &mut Content, version: ProtocolVersion) {
+    match block {
+        Content::ResourceLink(link) if !version.has_resource_links() => {
+            *block = Content::Text(Text::new(format!("{} <{}>", link.name, link.uri)));
+        }
+        Content::Audio(audio) if !version.has_audio() => {
+            *block = Content::Text(Text::new(format!(
+                "[audio content of type {} is not supported by protocol version {version}]",
+                audio.mime_type
+            )));
+        }
+        _ => {}
+    }
+}
+
+/// Runs a future, turning a panic inside it into an error value.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a non-string panic payload)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn structured_output_gets_a_text_mirror() {
+        let mut r = CallToolResult::structured(json!({"x": 1}));
+        shape_result(&mut r, ProtocolVersion::V2025_06_18, false);
+        assert_eq!(r.content, vec![Content::text(r#"{"x":1}"#)]);
+        assert_eq!(r.structured_content, Some(json!({"x": 1})));
+    }
+
+    #[test]
+    fn structured_output_is_text_only_before_2025_06_18() {
+        let mut r = CallToolResult::structured(json!([1, 2]));
+        shape_result(&mut r, ProtocolVersion::V2025_03_26, true);
+        assert_eq!(r.content, vec![Content::text(r#"{"result":[1,2]}"#)]);
+        assert_eq!(r.structured_content, None);
+    }
+}

@@ -1,0 +1,208 @@
+//! The list methods — `tools/list`, `prompts/list`, `resources/list`,
+//! `resources/templates/list` — with cursor pagination over pre-serialised entries.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use serde_json::value::RawValue;
+
+use super::Server;
+use super::dispatch::{Routed, parse_params};
+use super::handlers::panic_message;
+use crate::protocol::messages::ListParams;
+use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
+use crate::resource::Resource;
+
+impl Server {
+    pub(super) fn list_tools(
+        &self,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
+        let catalogue = self.catalogue();
+        let entries: Vec<&RawValue> = catalogue.tools.iter().map(|t| t.wire(version)).collect();
+        self.page("tools", &entries, params)
+    }
+
+    pub(super) fn list_prompts(
+        &self,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
+        let catalogue = self.catalogue();
+        let entries: Vec<&RawValue> = catalogue.prompts.iter().map(|p| p.wire(version)).collect();
+        self.page("prompts", &entries, params)
+    }
+
+    pub(super) fn list_resource_templates(
+        &self,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
+        let catalogue = self.catalogue();
+        let entries: Vec<&RawValue> = catalogue
+            .templates
+            .iter()
+            .map(|t| t.wire(version))
+            .collect();
+        self.page("resourceTemplates", &entries, params)
+    }
+
+    /// Static resources, then the concrete resources each template's `list` function names.
+    /// Those functions are user code, so the listing runs like a handler when there are any.
+    pub(super) fn list_resources(
+        &self,
+        id: &RequestId,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<Routed, RpcError> {
+        let p: ListParams = parse_params(params)?;
+        let catalogue = self.catalogue();
+        let listers: Vec<_> = catalogue
+            .templates
+            .iter()
+            .filter_map(|t| t.descriptor.list.map(|list| (t.descriptor.uri, list)))
+            .collect();
+        if listers.is_empty() {
+            let entries: Vec<&RawValue> = catalogue
+                .resources
+                .iter()
+                .map(|r| r.wire(version))
+                .collect();
+            let result = page_result(
+                "resources",
+                &entries,
+                self.inner.page_size,
+                p.cursor.as_deref(),
+            )?;
+            return Ok(Routed::Reply(Some(response_frame(id, &result))));
+        }
+        let server = self.clone();
+        let id = id.clone();
+        Ok(Routed::Deferred(Box::pin(async move {
+            let result = (|| {
+                let catalogue = server.catalogue();
+                let mut owned: Vec<Box<RawValue>> = Vec::new();
+                for (uri, list) in listers {
+                    let listed = catch_unwind(AssertUnwindSafe(list)).map_err(|panic| {
+                        tracing::error!(
+                            template = uri,
+                            panic = panic_message(&*panic),
+                            "resource list panicked"
+                        );
+                        RpcError::internal(format!("listing the resources of `{uri}` failed"))
+                    })??;
+                    owned.extend(listed.iter().map(|r| listed_entry(r, version)));
+                }
+                let entries: Vec<&RawValue> = catalogue
+                    .resources
+                    .iter()
+                    .map(|r| r.wire(version))
+                    .chain(owned.iter().map(AsRef::as_ref))
+                    .collect();
+                page_result(
+                    "resources",
+                    &entries,
+                    server.inner.page_size,
+                    p.cursor.as_deref(),
+                )
+            })();
+            Some(match result {
+                Ok(result) => response_frame(&id, &result),
+                Err(error) => error_frame(Some(&id), &error),
+            })
+        })))
+    }
+
+    fn page(
+        &self,
+        key: &str,
+        entries: &[&RawValue],
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
+        let p: ListParams = parse_params(params)?;
+        page_result(key, entries, self.inner.page_size, p.cursor.as_deref())
+    }
+}
+
+fn listed_entry(resource: &Resource, version: ProtocolVersion) -> Box<RawValue> {
+    let mut value = serde_json::to_value(resource).unwrap_or_default();
+    if !version.has_titles()
+        && let Some(obj) = value.as_object_mut()
+    {
+        obj.remove("title");
+        if let Some(annotations) = obj.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+            annotations.remove("lastModified");
+        }
+    }
+    serde_json::value::to_raw_value(&value).expect("a JSON value always serialises")
+}
+
+/// One page of a list result: `{"<key>": [...], "nextCursor": "…"}`.
+fn page_result(
+    key: &str,
+    entries: &[&RawValue],
+    page_size: usize,
+    cursor: Option<&str>,
+) -> Result<String, RpcError> {
+    let (start, end) = page(entries.len(), page_size, cursor)?;
+    let mut result = String::with_capacity(
+        64 + entries[start..end]
+            .iter()
+            .map(|e| e.get().len() + 1)
+            .sum::<usize>(),
+    );
+    result.push_str("{\"");
+    result.push_str(key);
+    result.push_str("\":[");
+    for (i, entry) in entries[start..end].iter().enumerate() {
+        if i > 0 {
+            result.push(',');
+        }
+        result.push_str(entry.get());
+    }
+    result.push(']');
+    if end < entries.len() {
+        result.push_str(",\"nextCursor\":\"");
+        result.push_str(&encode_cursor(end));
+        result.push('"');
+    }
+    result.push('}');
+    Ok(result)
+}
+
+/// Cursors are opaque to clients; this one is the index of the page's first item.
+fn encode_cursor(index: usize) -> String {
+    format!("i{index}")
+}
+
+/// The bounds of the page a cursor points at.
+fn page(len: usize, page_size: usize, cursor: Option<&str>) -> Result<(usize, usize), RpcError> {
+    let start = match cursor {
+        None => 0,
+        Some(c) => c
+            .strip_prefix('i')
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|&n| n > 0 && n < len)
+            .ok_or_else(|| RpcError::invalid_params(format!("invalid cursor `{c}`")))?,
+    };
+    Ok((start, (start + page_size).min(len)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_cover_the_list_without_overlap() {
+        assert_eq!(page(5, 2, None).unwrap(), (0, 2));
+        assert_eq!(page(5, 2, Some(&encode_cursor(2))).unwrap(), (2, 4));
+        assert_eq!(page(5, 2, Some(&encode_cursor(4))).unwrap(), (4, 5));
+    }
+
+    #[test]
+    fn foreign_cursors_are_invalid_params() {
+        for c in ["", "x", "i0", "i5", "i-1", "5"] {
+            assert_eq!(page(5, 2, Some(c)).unwrap_err().code, -32602, "{c}");
+        }
+    }
+}

@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[tool(args = true)]
+fn echo(text: String) -> String {
+    text
+}
+
+fn main() {}

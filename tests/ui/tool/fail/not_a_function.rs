@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[tool]
+struct Weather {
+    city: String,
+}
+
+fn main() {}

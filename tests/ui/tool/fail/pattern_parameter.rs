@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[tool]
+fn add((a, b): (i32, i32)) -> i32 {
+    a + b
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use mcp_runtime::prelude::*;
+
+struct Forecast {
+    celsius: f64,
+}
+
+#[tool]
+fn forecast(city: String) -> Forecast {
+    let _ = city;
+    Forecast { celsius: 21.0 }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[tool(name = "")]
+fn get_weather(city: String) -> String {
+    city
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[tool(annotations(read_olny))]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}
