@@ -73,7 +73,8 @@ async fn unknown_tools_are_invalid_params() {
 #[test]
 fn two_tools_with_one_name_are_refused_naming_both_places() {
     let error = mcp_runtime::server!().build().unwrap_err();
-    let CatalogueError::DuplicateTool {
+    let CatalogueError::Duplicate {
+        kind,
         name,
         first,
         second,
@@ -81,6 +82,7 @@ fn two_tools_with_one_name_are_refused_naming_both_places() {
     else {
         panic!("unexpected error {error}")
     };
+    assert_eq!(*kind, "tool");
     assert_eq!(*name, "multiply");
     let message = error.to_string();
     assert!(message.contains("tests/memory.rs:"), "{message}");
@@ -122,7 +124,7 @@ async fn capabilities_follow_what_is_registered() {
 
     let client = explicit_only().connect_memory();
     let init = client.initialize().await.unwrap();
-    assert_eq!(init["capabilities"]["tools"], json!({"listChanged": false}));
+    assert_eq!(init["capabilities"]["tools"], json!({"listChanged": true}));
     assert_eq!(init["serverInfo"]["name"], "mcp-tests");
 
     let empty_client = empty.connect_memory();

@@ -11,10 +11,10 @@ fn python() -> String {
     std::env::var("MCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-#[test]
-fn the_python_sdk_lists_and_calls_the_quickstart_tools() {
-    let binary = workspace_binary("quickstart");
-    let script = workspace_root().join("tests/clients/python_sdk_client.py");
+/// Runs one of the Python client scripts against an example's binary.
+fn run_python_client(script: &str, example: &str) {
+    let binary = workspace_binary(example);
+    let script = workspace_root().join("tests/clients").join(script);
     let output = Command::new(python())
         .arg(&script)
         .arg(&binary)
@@ -28,4 +28,14 @@ fn the_python_sdk_lists_and_calls_the_quickstart_tools() {
         "the Python SDK client failed (is the `mcp` package installed? ./run-tests installs it):\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("all checks passed"), "{stdout}");
+}
+
+#[test]
+fn the_python_sdk_lists_and_calls_the_quickstart_tools() {
+    run_python_client("python_sdk_client.py", "quickstart");
+}
+
+#[test]
+fn the_python_sdk_reads_templates_and_gets_prompts_from_the_database_example() {
+    run_python_client("python_sdk_database.py", "database");
 }

@@ -210,7 +210,7 @@ fn batches_are_answered_under_2025_03_26() {
 fn unknown_methods_are_method_not_found_and_unknown_notifications_are_ignored() {
     let mut server = ready_catalogue();
     server.notify("notifications/unheard_of", json!({}));
-    server.request(1, "resources/list", json!({}));
+    server.request(1, "no_such/method", json!({}));
     let response = server.response(1);
     assert_eq!(error_code(&response), -32601);
     assert!(server.take_backlog().is_empty());

@@ -1,0 +1,442 @@
+//! The catalogue's items: a tool for every supported parameter and return type, tools whose
+//! behaviour the end-to-end tests provoke (slow, fast, panicking, progress, logging, run-time
+//! changes), prompts, resources and templates. Compiled into the `catalogue` server and into
+//! the tests that drive it in process.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use mcp_runtime::prelude::*;
+use mcp_runtime::{GetPromptResult, PromptMessage, Role, schemars, serde, serde_json};
+
+/// A colour.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde", rename_all = "lowercase")]
+#[schemars(crate = "mcp_runtime::schemars")]
+enum Colour {
+    Red,
+    Green,
+    Blue,
+}
+
+/// A point on a plane.
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct Point {
+    /// Horizontal position.
+    x: f64,
+    /// Vertical position.
+    y: f64,
+}
+
+/// A labelled tree, to show that recursive types keep a `$ref`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct Tree {
+    label: String,
+    #[serde(default)]
+    children: Vec<Tree>,
+}
+
+/// The arguments of `search`, as one struct.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct SearchArgs {
+    /// What to look for.
+    query: String,
+    /// How many results at most.
+    limit: Option<u32>,
+}
+
+/// Takes one parameter of every supported kind and describes what it received.
+#[tool(annotations(read_only))]
+#[allow(clippy::too_many_arguments)]
+fn every_parameter(
+    /// A signed integer.
+    integer: i64,
+    /// An unsigned small integer.
+    small: u8,
+    /// A float.
+    float: f64,
+    /// A flag.
+    flag: bool,
+    /// Some text.
+    text: String,
+    /// An optional number.
+    maybe: Option<i32>,
+    /// A list of words.
+    words: Vec<String>,
+    /// A colour.
+    colour: Colour,
+    /// A point.
+    point: Point,
+    /// Counts by name.
+    counts: HashMap<String, i64>,
+    /// Anything at all.
+    anything: serde_json::Value,
+) -> String {
+    let colour = match colour {
+        Colour::Red => "red",
+        Colour::Green => "green",
+        Colour::Blue => "blue",
+    };
+    format!(
+        "integer={integer} small={small} float={float} flag={flag} text={text} maybe={maybe:?} words={words:?} colour={colour} point=({},{}) counts={} anything={anything}",
+        point.x,
+        point.y,
+        counts.len()
+    )
+}
+
+/// Counts the nodes of a tree.
+#[tool]
+fn count_nodes(tree: Tree) -> String {
+    fn count(t: &Tree) -> usize {
+        1 + t.children.iter().map(count).sum::<usize>()
+    }
+    format!("{}: {}", tree.label, count(&tree))
+}
+
+/// Returns structured output that cannot be serialised (a map with non-string keys): a
+/// defect of the server, answered as an internal error.
+#[tool]
+fn broken() -> Json<HashMap<(i32, i32), i32>> {
+    Json(HashMap::from([((1, 2), 3)]))
+}
+
+/// Searches, taking its arguments as one struct.
+#[tool(args)]
+fn search(args: SearchArgs) -> String {
+    format!("{} (limit {})", args.query, args.limit.unwrap_or(10))
+}
+
+/// Returns nothing.
+#[tool(
+    name = "do_nothing",
+    title = "Do nothing",
+    annotations(idempotent, destructive = false)
+)]
+fn nothing() {}
+
+/// Returns a static string.
+#[tool]
+fn static_text() -> &'static str {
+    "static"
+}
+
+/// Returns a float.
+#[tool]
+fn float() -> f64 {
+    0.5
+}
+
+/// Returns a bool.
+#[tool]
+fn boolean() -> bool {
+    true
+}
+
+/// Returns a point as structured output.
+#[tool]
+fn point() -> Json<Point> {
+    Json(Point { x: 1.0, y: 2.0 })
+}
+
+/// Returns a list as structured output, wrapped in `result`.
+#[tool]
+fn primes() -> Json<Vec<u32>> {
+    Json(vec![2, 3, 5, 7])
+}
+
+/// Returns an image.
+#[tool]
+fn image() -> Image {
+    Image::png([0x89, b'P', b'N', b'G'])
+}
+
+/// Returns audio.
+#[tool]
+fn audio() -> Audio {
+    Audio::wav(b"RIFF")
+}
+
+/// Returns a resource link.
+#[tool]
+fn link() -> ResourceLink {
+    ResourceLink::new("file:///tmp/report.txt", "report").mime_type("text/plain")
+}
+
+/// Returns an embedded resource.
+#[tool]
+fn embedded() -> EmbeddedResource {
+    EmbeddedResource::text("memo://1", "text/plain", "remember the milk")
+}
+
+/// Returns several content blocks.
+#[tool]
+fn several() -> Vec<Content> {
+    vec![Content::text("one"), Image::png([1]).into()]
+}
+
+/// Returns a full result.
+#[tool]
+fn full() -> CallToolResult {
+    let mut r = CallToolResult::new(vec![Content::text("full")]);
+    r.meta = Some(serde_json::Map::from_iter([("traced".into(), true.into())]));
+    r
+}
+
+/// Fails with a business error.
+#[tool]
+fn fail(
+    /// Why it fails.
+    reason: String,
+) -> Result<String, ToolError> {
+    Err(ToolError::new(format!("failed: {reason}")))
+}
+
+/// Returns an optional text.
+#[tool]
+fn maybe(
+    /// Whether to say something.
+    say: bool,
+) -> Option<String> {
+    say.then(|| "said".to_owned())
+}
+
+/// Sleeps, then answers; cancellable.
+#[tool]
+async fn sleep(
+    ctx: Context,
+    /// How long, in milliseconds.
+    ms: u64,
+) -> String {
+    mcp_runtime::tokio::select! {
+        () = mcp_runtime::tokio::time::sleep(Duration::from_millis(ms)) => format!("slept {ms} ms"),
+        () = ctx.cancelled() => "cancelled".to_owned(),
+    }
+}
+
+/// Answers at once.
+#[tool]
+async fn fast() -> &'static str {
+    "fast"
+}
+
+/// Panics.
+#[tool]
+fn explode() -> String {
+    panic!("the tool exploded")
+}
+
+/// Reports progress three times.
+#[tool]
+async fn progress(ctx: Context) -> &'static str {
+    for i in 1..=3 {
+        ctx.progress(f64::from(i), Some(3.0), format!("step {i}"))
+            .await;
+    }
+    "done"
+}
+
+/// Logs one message at each of debug, info and error.
+#[tool]
+async fn log(ctx: Context) -> &'static str {
+    ctx.debug("a debug message").await;
+    ctx.info("an info message").await;
+    ctx.error(serde_json::json!({"error": "an error message"}))
+        .await;
+    "logged"
+}
+
+// ---------------------------------------------------------------------------------------
+// Prompts
+
+/// Review the changes on a branch.
+#[prompt(title = "Code review", complete(language = complete_language, max_files = complete_count))]
+fn code_review(
+    /// Branch to compare against, e.g. main.
+    base_branch: String,
+    /// The language of the code.
+    language: Option<String>,
+    /// How many files to look at, at most.
+    max_files: Option<u32>,
+) -> Vec<PromptMessage> {
+    let language = language.unwrap_or_else(|| "any language".into());
+    let limit = max_files.map_or_else(String::new, |n| format!(" (at most {n} files)"));
+    vec![
+        PromptMessage::user(format!(
+            "Review the {language} changes against `{base_branch}`{limit}."
+        )),
+        PromptMessage::assistant("I will start with the largest diff."),
+    ]
+}
+
+/// 1 to 150: more than one completion may carry.
+fn complete_count(prefix: &str) -> Vec<String> {
+    (1..=150)
+        .map(|n| n.to_string())
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+fn complete_language(prefix: &str) -> Vec<String> {
+    ["go", "python", "ruby", "rust", "typescript"]
+        .into_iter()
+        .filter(|l| l.starts_with(prefix))
+        .map(String::from)
+        .collect()
+}
+
+/// A greeting, as plain text.
+#[prompt]
+fn greeting(
+    /// Who to greet.
+    name: String,
+) -> String {
+    format!("Say hello to {name}.")
+}
+
+/// A prompt with an embedded resource and an image.
+#[prompt(name = "rich_prompt")]
+fn rich() -> GetPromptResult {
+    GetPromptResult::new(vec![
+        PromptMessage::new(
+            Role::User,
+            EmbeddedResource::text("memo://1", "text/plain", "remember the milk"),
+        ),
+        PromptMessage::new(Role::User, Image::png([1, 2, 3])),
+        PromptMessage::new(Role::User, ResourceLink::new("memo://2", "second memo")),
+    ])
+    .description("Rich content")
+}
+
+/// A prompt whose rendering fails.
+#[prompt]
+fn failing_prompt() -> Result<String, String> {
+    Err("the template store is offline".into())
+}
+
+// ---------------------------------------------------------------------------------------
+// Resources
+
+/// The static greeting.
+#[resource(
+    "test://static-text",
+    mime = "text/plain",
+    title = "Static text",
+    audience(user),
+    priority = 0.5
+)]
+fn static_text_resource() -> &'static str {
+    "Hello from a static resource"
+}
+
+/// Some bytes.
+#[resource("test://static-binary", mime = "application/octet-stream", size = 4)]
+fn static_binary() -> Vec<u8> {
+    vec![0, 1, 2, 255]
+}
+
+/// A resource that can change; subscribe to hear about it.
+#[resource("test://watched", mime = "text/plain")]
+fn watched() -> String {
+    "the current state".into()
+}
+
+/// Announces that `test://watched` changed.
+#[tool]
+fn touch_watched(ctx: Context) -> &'static str {
+    if let Some(server) = ctx.server() {
+        server.notify_resource_updated("test://watched");
+    }
+    "touched"
+}
+
+/// Hides or shows a tool at run time.
+#[tool]
+fn toggle_tool(
+    ctx: Context,
+    /// The tool.
+    name: String,
+    /// Whether it should be available.
+    enabled: bool,
+) -> Result<String, ToolError> {
+    let server = ctx.server().ok_or_else(|| ToolError::new("no server"))?;
+    let changed = if enabled {
+        server.enable_tool(&name)
+    } else {
+        server.disable_tool(&name)
+    };
+    Ok(format!("changed: {changed}"))
+}
+
+/// Hides or shows several tools at once: one `list_changed` notification follows.
+#[tool]
+fn toggle_tools(
+    ctx: Context,
+    /// The tools.
+    names: Vec<String>,
+    /// Whether they should be available.
+    enabled: bool,
+) -> Result<String, ToolError> {
+    let server = ctx.server().ok_or_else(|| ToolError::new("no server"))?;
+    let changed = names
+        .iter()
+        .filter(|name| {
+            if enabled {
+                server.enable_tool(name)
+            } else {
+                server.disable_tool(name)
+            }
+        })
+        .count();
+    Ok(format!("changed {changed}"))
+}
+
+/// Data of one item.
+#[resource("test://items/{id}/data", mime = "application/json", list = list_items, complete(id = complete_item))]
+fn item_data(
+    /// The item's number.
+    id: u64,
+) -> Result<Json<serde_json::Value>, mcp_runtime::protocol::RpcError> {
+    if id > 3 {
+        return Err(mcp_runtime::resource_not_found(&format!(
+            "test://items/{id}/data"
+        )));
+    }
+    Ok(Json(
+        serde_json::json!({ "id": id, "name": format!("item {id}") }),
+    ))
+}
+
+fn list_items() -> Vec<mcp_runtime::Resource> {
+    (1..=3)
+        .map(|i| mcp_runtime::Resource::new(format!("test://items/{i}/data"), format!("item {i}")))
+        .collect()
+}
+
+fn complete_item(prefix: &str, context: &mcp_runtime::CompletionContext) -> Vec<String> {
+    let _ = &context.arguments;
+    (1..=3)
+        .map(|i| i.to_string())
+        .filter(|i| i.starts_with(prefix))
+        .collect()
+}
+
+/// A file under a root, by path (reserved expansion keeps the slashes).
+#[resource("test://files/{+path}", mime = "text/plain")]
+fn file(path: String) -> String {
+    format!("contents of {path}")
+}
+
+/// A search with optional query parameters.
+#[resource("test://search{?q,limit}")]
+fn search_resource(q: Option<String>, limit: Option<u32>) -> String {
+    format!("q={q:?} limit={limit:?}")
+}
