@@ -39,3 +39,8 @@ fn the_python_sdk_lists_and_calls_the_quickstart_tools() {
 fn the_python_sdk_reads_templates_and_gets_prompts_from_the_database_example() {
     run_python_client("python_sdk_database.py", "database");
 }
+
+#[test]
+fn the_python_sdk_answers_roots_sampling_and_elicitation_for_the_files_example() {
+    run_python_client("python_sdk_files.py", "files");
+}

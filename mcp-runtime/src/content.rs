@@ -432,9 +432,10 @@ pub struct Json<T>(pub T);
 /// assert_eq!(parse("x").unwrap_err().to_string(), "invalid digit found in string");
 /// assert_eq!(ToolError::new("no such city").to_string(), "no such city");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ToolError {
     message: String,
+    meta: Option<Map<String, Value>>,
 }
 
 impl ToolError {
@@ -442,6 +443,21 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            meta: None,
+        }
+    }
+
+    /// Attaches machine-readable detail, sent as the result's `_meta`.
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// The tool result this error is.
+    pub fn into_result(self) -> CallToolResult {
+        CallToolResult {
+            meta: self.meta,
+            ..CallToolResult::error(self.message)
         }
     }
 }
@@ -452,10 +468,19 @@ impl fmt::Display for ToolError {
     }
 }
 
-impl<E: std::error::Error> From<E> for ToolError {
+impl<E: std::error::Error + 'static> From<E> for ToolError {
     fn from(e: E) -> Self {
-        ToolError::new(e.to_string())
+        error_with_meta(&e).unwrap_or_else(|| ToolError::new(e.to_string()))
     }
+}
+
+/// The errors of this crate that carry machine-readable detail keep it as a tool error.
+fn error_with_meta(e: &dyn std::any::Any) -> Option<ToolError> {
+    if let Some(tool_error) = e.downcast_ref::<ToolError>() {
+        return Some(tool_error.clone());
+    }
+    e.downcast_ref::<crate::fence::PathRefused>()
+        .map(|refused| ToolError::new(refused.to_string()).with_meta(refused.meta()))
 }
 
 /// Conversion of a tool function's return value into a [`CallToolResult`].
@@ -560,11 +585,13 @@ impl<T: IntoToolResult> IntoToolResult for Option<T> {
     }
 }
 
-impl<T: IntoToolResult, E: fmt::Display> IntoToolResult for Result<T, E> {
+impl<T: IntoToolResult, E: fmt::Display + 'static> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> CallToolResult {
         match self {
             Ok(v) => v.into_tool_result(),
-            Err(e) => CallToolResult::error(e.to_string()),
+            Err(e) => error_with_meta(&e)
+                .unwrap_or_else(|| ToolError::new(e.to_string()))
+                .into_result(),
         }
     }
 

@@ -31,6 +31,7 @@ mod completion;
 mod content;
 mod context;
 mod error;
+mod fence;
 mod prompt;
 pub mod protocol;
 mod registry;
@@ -47,8 +48,13 @@ pub use content::{
     Annotations, Audio, CallToolResult, Content, EmbeddedResource, Image, IntoToolResult, Json,
     ResourceContents, ResourceLink, Role, Text, ToolError,
 };
-pub use context::Context;
+pub use context::{
+    ClientError, Context, CreateMessageResult, Elicitation, ElicitationAction, IncludeContext,
+    ModelHint, ModelPreferences, Root, Roots, SampleRequest, SamplingContent, SamplingMessage,
+    SamplingTool,
+};
 pub use error::{Error, Result};
+pub use fence::{ERROR_META_KEY, PathRefused, RootedPath};
 pub use mcp_macros::{main, prompt, resource, test, tool};
 pub use prompt::{GetPromptResult, IntoPromptResult, PromptArguments, PromptMessage};
 pub use protocol::{Implementation, LogLevel, ProtocolVersion, ToolAnnotations};
@@ -58,7 +64,10 @@ pub use registry::{
     ResourceRequest, SourceLocation, Tool, ToolDescriptor, ToolFuture,
 };
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
-pub use server::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, Server, ServerBuilder};
+pub use server::{
+    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, Server,
+    ServerBuilder,
+};
 pub use transport::memory::MemoryClient;
 pub use uri_template::{UriTemplate, UriTemplateError, UriVariables};
 
@@ -92,9 +101,10 @@ mod book {
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Audio, Blob, CallToolResult, Content, Context, EmbeddedResource, GetPromptResult, Image,
-        IntoToolResult, Json, LogLevel, PromptMessage, Resource, ResourceContents, ResourceLink,
-        Role, Server, ToolError, prompt, resource, tool,
+        Audio, Blob, CallToolResult, Content, Context, Elicitation, EmbeddedResource,
+        GetPromptResult, Image, IntoToolResult, Json, LogLevel, PromptMessage, Resource,
+        ResourceContents, ResourceLink, Role, RootedPath, Server, ToolError, prompt, resource,
+        tool,
     };
 }
 

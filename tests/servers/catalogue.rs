@@ -14,8 +14,16 @@ async fn main() -> mcp_runtime::Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(mcp_runtime::DEFAULT_MAX_MESSAGE_BYTES);
+    let client_timeout = std::env::var("CLIENT_TIMEOUT_MS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(
+            mcp_runtime::DEFAULT_CLIENT_REQUEST_TIMEOUT,
+            std::time::Duration::from_millis,
+        );
     mcp_runtime::server!()
         .instructions("A catalogue of every kind of tool.")
+        .client_request_timeout(client_timeout)
         .page_size(page_size)
         .max_message_bytes(max_message_bytes)
         .serve_stdio()

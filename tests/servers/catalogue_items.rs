@@ -440,3 +440,127 @@ fn file(path: String) -> String {
 fn search_resource(q: Option<String>, limit: Option<u32>) -> String {
     format!("q={q:?} limit={limit:?}")
 }
+
+// ---------------------------------------------------------------------------------------
+// Requests to the client
+
+/// Asks the client's model.
+#[tool]
+async fn ask_model(
+    ctx: Context,
+    /// The question.
+    question: String,
+) -> Result<String, ToolError> {
+    let reply = ctx
+        .sample(question)
+        .system_prompt("Answer briefly.")
+        .max_tokens(50)
+        .model_preferences(mcp_runtime::ModelPreferences {
+            hints: vec![mcp_runtime::ModelHint {
+                name: Some("sonnet".into()),
+            }],
+            intelligence_priority: Some(0.8),
+            ..Default::default()
+        })
+        .stop_sequences(["\n\n"])
+        .include_context(mcp_runtime::IncludeContext::ThisServer)
+        .temperature(0.2)
+        .await?;
+    Ok(format!("{} (by {})", reply.text(), reply.model))
+}
+
+/// A seat preference, asked of the user.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct SeatChoice {
+    /// Your name.
+    name: String,
+    /// Window or aisle.
+    seat: Seat,
+    /// How many bags.
+    #[serde(default = "one")]
+    bags: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde", rename_all = "lowercase")]
+#[schemars(crate = "mcp_runtime::schemars")]
+enum Seat {
+    /// By the window
+    Window,
+    /// On the aisle
+    Aisle,
+}
+
+/// Asks the user where to sit.
+#[tool]
+async fn choose_seat(ctx: Context) -> Result<String, ToolError> {
+    Ok(
+        match ctx
+            .elicit::<SeatChoice>("Where would you like to sit?")
+            .await?
+        {
+            mcp_runtime::Elicitation::Accept(choice) => {
+                let seat = match choice.seat {
+                    Seat::Window => "window",
+                    Seat::Aisle => "aisle",
+                };
+                format!(
+                    "{} sits by the {seat} with {} bag(s)",
+                    choice.name, choice.bags
+                )
+            }
+            mcp_runtime::Elicitation::Decline => "declined".into(),
+            mcp_runtime::Elicitation::Cancel => "cancelled".into(),
+        },
+    )
+}
+
+/// Asks the user to open a sign-in page.
+#[tool]
+async fn sign_in(ctx: Context) -> Result<String, ToolError> {
+    let action = ctx
+        .elicit_url(
+            "Sign in to continue",
+            "https://example.com/sign-in",
+            "sign-in-1",
+        )
+        .await?;
+    Ok(format!("{action:?}"))
+}
+
+/// Lists the client's roots.
+#[tool]
+async fn list_roots(ctx: Context) -> Result<String, ToolError> {
+    let roots = ctx.roots().await?;
+    Ok(roots
+        .as_slice()
+        .iter()
+        .map(|r| r.uri.clone())
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+/// Resolves a path inside the client's roots.
+#[tool]
+async fn resolve_path(
+    ctx: Context,
+    /// The path.
+    path: String,
+) -> Result<String, ToolError> {
+    let roots = ctx.roots().await?;
+    let resolved = roots.resolve(&path)?;
+    Ok(resolved.relative().display().to_string())
+}
+
+/// Pings the client.
+#[tool]
+async fn ping_client(ctx: Context) -> Result<&'static str, ToolError> {
+    ctx.ping().await?;
+    Ok("pong")
+}

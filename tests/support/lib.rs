@@ -245,3 +245,55 @@ pub fn assert_valid(version: &str, name: &str, value: &Value) {
         serde_json::to_string_pretty(value).unwrap_or_default()
     );
 }
+
+impl StdioServer {
+    /// Performs the handshake declaring client capabilities.
+    pub fn initialize_with(&mut self, version: &str, capabilities: Value) -> Value {
+        self.request(
+            0,
+            "initialize",
+            json!({
+                "protocolVersion": version,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "e2e", "version": "1.0.0"},
+            }),
+        );
+        let response = self.response(0);
+        self.notify("notifications/initialized", json!({}));
+        response
+    }
+
+    /// Waits for a request from the server with this method, keeping other messages.
+    pub fn server_request(&mut self, method: &str) -> Value {
+        if let Some(i) = self
+            .backlog
+            .iter()
+            .position(|m| m["method"] == method && m.get("id").is_some())
+        {
+            return self.backlog.remove(i);
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .recv_line_within(left)
+                .unwrap_or_else(|| panic!("the server sent no `{method}` request"));
+            if message["method"] == method && message.get("id").is_some() {
+                return message;
+            }
+            self.backlog.push(message);
+        }
+    }
+
+    /// Answers a request of the server's.
+    pub fn respond(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// Answers a request of the server's with an error.
+    pub fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+        );
+    }
+}

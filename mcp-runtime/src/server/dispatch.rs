@@ -112,14 +112,16 @@ impl Server {
                 self.notification(session, &method, params);
                 Routed::Reply(None)
             }
-            // Responses answer server-to-client requests; this server sends none yet, so a
-            // response can only be stray, and stray responses are dropped.
+            // A response answers one of the server's own requests to the client.
             Ok(Incoming::Response { id, result }) => {
-                tracing::debug!(
-                    ?id,
-                    is_error = result.is_err(),
-                    "dropping a response to no request"
-                );
+                let answer = match result {
+                    Ok(value) => serde_json::from_str(value.get())
+                        .map_err(|e| RpcError::internal(format!("unreadable result: {e}"))),
+                    Err(error) => Err(serde_json::from_str(error.get()).unwrap_or_else(|_| {
+                        RpcError::internal(format!("malformed error object: {}", error.get()))
+                    })),
+                };
+                session.outgoing().complete(id.as_ref(), answer);
                 Routed::Reply(None)
             }
             Ok(Incoming::Request { id, method, params }) => self
@@ -207,6 +209,7 @@ impl Server {
             // Requests are served from the `initialize` response on; the notification only
             // confirms what the session already allows.
             "notifications/initialized" => {}
+            "notifications/roots/list_changed" => session.forget_roots(),
             other => tracing::debug!(method = other, "ignoring an unknown notification"),
         }
     }

@@ -5,11 +5,13 @@ mod completion;
 mod dispatch;
 mod handlers;
 mod lists;
+pub(crate) mod outgoing;
 pub(crate) mod session;
 
 use std::fmt;
 use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -27,6 +29,10 @@ pub const DEFAULT_PAGE_SIZE: usize = 200;
 
 /// The default limit on one incoming message, in bytes.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long the server waits, by default, for the client to answer one of its requests
+/// (sampling, elicitation, roots, ping).
+pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Starts a [`ServerBuilder`] named after the crate that calls it (its `Cargo.toml` name and
 /// version become `serverInfo`).
@@ -56,6 +62,7 @@ struct ServerInner {
     info: Implementation,
     page_size: usize,
     max_message_bytes: usize,
+    client_request_timeout: Duration,
     /// The `initialize` result, serialised once per revision.
     initialize_results: [String; 4],
     capabilities: Capabilities,
@@ -108,6 +115,7 @@ pub struct ServerBuilder {
     auto_register: bool,
     page_size: usize,
     max_message_bytes: usize,
+    client_request_timeout: Duration,
 }
 
 impl Server {
@@ -122,6 +130,7 @@ impl Server {
             auto_register: cfg!(feature = "auto-register"),
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
         }
     }
 
@@ -151,6 +160,11 @@ impl Server {
     /// The limit on one incoming message, in bytes.
     pub fn max_message_bytes(&self) -> usize {
         self.inner.max_message_bytes
+    }
+
+    /// How long the server waits for the client to answer one of its requests.
+    pub fn client_request_timeout(&self) -> Duration {
+        self.inner.client_request_timeout
     }
 
     /// What is enabled now.
@@ -260,6 +274,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets how long the server waits for the client to answer one of its requests; a
+    /// handler whose request times out gets [`ClientError::Timeout`](crate::ClientError).
+    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
+        self.client_request_timeout = timeout;
+        self
+    }
+
     /// Builds the server: collects and checks the catalogue and builds every schema.
     pub fn build(self) -> Result<Server, CatalogueError> {
         let mut items = Items::new();
@@ -296,6 +317,7 @@ impl ServerBuilder {
                 info: self.info,
                 page_size: self.page_size,
                 max_message_bytes: self.max_message_bytes,
+                client_request_timeout: self.client_request_timeout,
                 initialize_results,
                 capabilities,
                 items: Mutex::new(items),

@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::outgoing::OutgoingRequests;
+use crate::context::Root;
 use crate::protocol::{Frame, Implementation, LogLevel, ProtocolVersion, RequestId};
 
 /// What `initialize` settled.
@@ -27,6 +29,9 @@ pub(crate) struct Session {
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     subscriptions: Mutex<HashSet<String>>,
     notifications: Outbound,
+    outgoing: OutgoingRequests,
+    /// The client's roots, as last listed; cleared when the client says they changed.
+    roots: Mutex<Option<Vec<Root>>>,
 }
 
 impl Session {
@@ -37,7 +42,41 @@ impl Session {
             in_flight: Mutex::new(HashMap::new()),
             subscriptions: Mutex::new(HashSet::new()),
             notifications,
+            outgoing: OutgoingRequests::new(),
+            roots: Mutex::new(None),
         }
+    }
+
+    /// The server's requests to this client awaiting answers.
+    pub(crate) fn outgoing(&self) -> &OutgoingRequests {
+        &self.outgoing
+    }
+
+    pub(crate) fn cached_roots(&self) -> Option<Vec<Root>> {
+        self.roots.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn cache_roots(&self, roots: Vec<Root>) {
+        *self.roots.lock().unwrap_or_else(|p| p.into_inner()) = Some(roots);
+    }
+
+    pub(crate) fn forget_roots(&self) {
+        *self.roots.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Whether the client declared a capability, by its path (`["elicitation", "url"]`).
+    pub(crate) fn client_supports(&self, path: &[&str]) -> bool {
+        let Some(negotiated) = self.negotiated() else {
+            return false;
+        };
+        let Some((first, rest)) = path.split_first() else {
+            return true;
+        };
+        let mut node = negotiated.client_capabilities.get(*first);
+        for key in rest {
+            node = node.and_then(|n| n.get(*key));
+        }
+        node.is_some_and(|n| !n.is_null())
     }
 
     /// Where notifications that belong to no request go.
@@ -113,8 +152,9 @@ impl Session {
         }
     }
 
-    /// Cancels everything in flight (the connection is gone).
+    /// Cancels everything in flight, both ways (the connection is gone).
     pub(crate) fn cancel_all(&self) {
+        self.outgoing.disconnect();
         for (_, token) in self
             .in_flight
             .lock()

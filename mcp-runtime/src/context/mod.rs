@@ -1,5 +1,19 @@
 //! What a handler can do while it runs: report progress, log to the client, notice
-//! cancellation, learn about the client.
+//! cancellation, learn about the client, and ask the client for sampling, elicitation and
+//! its roots.
+
+mod client;
+mod elicitation;
+mod roots;
+mod sampling;
+
+pub use client::ClientError;
+pub use elicitation::{Elicitation, ElicitationAction};
+pub use roots::{Root, Roots};
+pub use sampling::{
+    CreateMessageResult, IncludeContext, ModelHint, ModelPreferences, SampleRequest,
+    SamplingContent, SamplingMessage, SamplingTool,
+};
 
 use std::sync::Arc;
 

@@ -1,0 +1,191 @@
+//! Requests from a handler to the client: the one path sampling, elicitation, roots and ping
+//! share — capability check, id, timeout, cancellation when abandoned.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::Context;
+use crate::protocol::{RequestId, RpcError, notification_frame};
+use crate::server::DEFAULT_CLIENT_REQUEST_TIMEOUT;
+
+/// Why a request to the client did not produce an answer.
+///
+/// Converts into [`ToolError`](crate::ToolError), so `?` in a tool turns it into a tool error
+/// the model can read.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The client did not declare the capability (e.g. `sampling`), so it was not asked.
+    NotSupported {
+        /// The capability, e.g. `"sampling"` or `"elicitation.url"`.
+        capability: &'static str,
+    },
+    /// The client did not answer in time; the request was cancelled.
+    Timeout {
+        /// The method asked.
+        method: &'static str,
+        /// How long the server waited.
+        after: Duration,
+    },
+    /// The client answered with a JSON-RPC error.
+    Rejected {
+        /// The method asked.
+        method: &'static str,
+        /// The client's error.
+        error: RpcError,
+    },
+    /// The client's answer did not have the expected shape.
+    InvalidResponse {
+        /// The method asked.
+        method: &'static str,
+        /// What was wrong.
+        problem: String,
+    },
+    /// What the handler asked for cannot be expressed (e.g. a form of nested objects).
+    InvalidRequest(String),
+    /// The connection to the client closed before it answered.
+    Disconnected,
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::NotSupported { capability } => write!(
+                f,
+                "the client does not support `{capability}`, so it cannot be asked"
+            ),
+            ClientError::Timeout { method, after } => write!(
+                f,
+                "the client did not answer `{method}` within {} s",
+                after.as_secs_f64()
+            ),
+            ClientError::Rejected { method, error } => {
+                write!(f, "the client refused `{method}`: {}", error.message)
+            }
+            ClientError::InvalidResponse { method, problem } => {
+                write!(f, "the client's answer to `{method}` is invalid: {problem}")
+            }
+            ClientError::InvalidRequest(problem) => f.write_str(problem),
+            ClientError::Disconnected => f.write_str("the client disconnected before answering"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// Forgets an abandoned request and tells the client to stop working on it.
+struct PendingRequest<'a> {
+    ctx: &'a Context,
+    id: i64,
+    method: &'static str,
+    answered: bool,
+}
+
+impl Drop for PendingRequest<'_> {
+    fn drop(&mut self) {
+        if !self.answered && self.ctx.inner.session.outgoing().forget(self.id) {
+            // The handler gave up (timeout or its own cancellation): the specification's
+            // cancellation applies to server-to-client requests too.
+            self.ctx.inner.out.send(notification_frame(
+                "notifications/cancelled",
+                &serde_json::json!({
+                    "requestId": self.id,
+                    "reason": format!("the server no longer needs the answer to `{}`", self.method),
+                }),
+            ));
+        }
+    }
+}
+
+impl Context {
+    /// Whether the client declared a capability, by its path (`&["elicitation", "url"]`).
+    pub(crate) fn client_supports(&self, path: &[&str]) -> bool {
+        self.inner.session.client_supports(path)
+    }
+
+    pub(crate) fn require(
+        &self,
+        path: &[&str],
+        capability: &'static str,
+    ) -> Result<(), ClientError> {
+        if self.client_supports(path) {
+            Ok(())
+        } else {
+            Err(ClientError::NotSupported { capability })
+        }
+    }
+
+    /// Sends a request to the client and awaits its answer.
+    pub(crate) async fn request_client(
+        &self,
+        method: &'static str,
+        params: &impl Serialize,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
+        let timeout = timeout
+            .or_else(|| self.server().map(crate::Server::client_request_timeout))
+            .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT);
+        let (id, answer) = self.inner.session.outgoing().register();
+        let mut pending = PendingRequest {
+            ctx: self,
+            id,
+            method,
+            answered: false,
+        };
+        self.inner.out.send(request_frame(id, method, params));
+        let outcome = tokio::time::timeout(timeout, answer).await;
+        let answer = match outcome {
+            Err(_elapsed) => {
+                return Err(ClientError::Timeout {
+                    method,
+                    after: timeout,
+                });
+            }
+            Ok(Err(_closed)) => {
+                pending.answered = true;
+                return Err(ClientError::Disconnected);
+            }
+            Ok(Ok(answer)) => answer,
+        };
+        pending.answered = true;
+        answer.map_err(|error| ClientError::Rejected { method, error })
+    }
+
+    /// Checks that the client is alive (`ping`).
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        self.request_client("ping", &serde_json::json!({}), None)
+            .await
+            .map(drop)
+    }
+}
+
+fn request_frame(id: i64, method: &str, params: &impl Serialize) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Request<'a, P> {
+        jsonrpc: &'static str,
+        id: RequestId,
+        method: &'a str,
+        params: &'a P,
+    }
+    serde_json::to_vec(&Request {
+        jsonrpc: "2.0",
+        id: RequestId::Number(id),
+        method,
+        params,
+    })
+    .unwrap_or_default()
+}
+
+/// Reads the client's answer into its expected type.
+pub(crate) fn read_answer<T: serde::de::DeserializeOwned>(
+    method: &'static str,
+    value: Value,
+) -> Result<T, ClientError> {
+    serde_json::from_value(value).map_err(|e| ClientError::InvalidResponse {
+        method,
+        problem: e.to_string(),
+    })
+}
