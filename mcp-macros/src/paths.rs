@@ -32,6 +32,7 @@ private_paths! {
     context => Context;
     tool_arguments => ToolArguments;
     argument_struct => argument_struct;
+    argument_struct_parsed_only => argument_struct_parsed_only;
     parameter_deserialize => ParameterDeserialize;
     parameter_schema => ParameterSchema;
     tool_output => ToolOutput;
@@ -48,14 +49,17 @@ private_paths! {
     prompt_arguments => PromptArguments;
     prompt_future => PromptFuture;
     text_argument => TextArgument;
-    into_prompt_result => IntoPromptResult;
+    prompt_output => prompt_output;
+    prompt_output_ty => PromptOutput;
     resource_trait => ResourceItem;
     resource_descriptor => ResourceDescriptor;
     resource_request => ResourceRequest;
     resource_future => ResourceFuture;
-    into_resource_contents => IntoResourceContents;
-    into_resource_list => IntoResourceList;
+    resource_output => resource_output;
+    resource_output_ty => ResourceOutput;
+    list_function => ListFunction;
     role => Role;
+    json_value => serde_json::Value;
 }
 
 /// The same path as a string, for `#[serde(crate = "…")]`-style attributes.

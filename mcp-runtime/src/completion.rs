@@ -104,7 +104,8 @@ impl IntoCompletion for Vec<&str> {
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be used as a completion function",
-    note = "a completion function is `fn(&str) -> Vec<String>` or `fn(&str, &CompletionContext) -> Vec<String>` (or returns `Completion`)"
+    label = "expected `fn(&str) -> Vec<String>` or `fn(&str, &CompletionContext) -> Vec<String>`",
+    note = "a completion function is given what the user typed so far (and, if it takes them, the arguments already chosen) and returns the matches as `Vec<String>` or as a `Completion`"
 )]
 pub trait Completer<Marker> {
     /// Completes the value in `context`.

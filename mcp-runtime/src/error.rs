@@ -12,6 +12,8 @@ pub enum Error {
     Catalogue(CatalogueError),
     /// Reading or writing the transport failed.
     Io(std::io::Error),
+    /// The program was started with arguments it does not understand.
+    Usage(String),
 }
 
 /// `Result` with this crate's [`Error`]; the return type of a server's `main`.
@@ -22,6 +24,7 @@ impl fmt::Display for Error {
         match self {
             Error::Catalogue(e) => write!(f, "invalid server catalogue: {e}"),
             Error::Io(e) => write!(f, "transport error: {e}"),
+            Error::Usage(e) => f.write_str(e),
         }
     }
 }
@@ -31,6 +34,7 @@ impl std::error::Error for Error {
         match self {
             Error::Catalogue(e) => Some(e),
             Error::Io(e) => Some(e),
+            Error::Usage(_) => None,
         }
     }
 }

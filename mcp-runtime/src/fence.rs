@@ -128,11 +128,11 @@ pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRef
             decoded
         }
         None => {
-            check_plain(input).map_err(|r| refuse(r))?;
+            check_plain(input).map_err(refuse)?;
             input.to_owned()
         }
     };
-    check_components(&text).map_err(|r| refuse(r))?;
+    check_components(&text).map_err(refuse)?;
     let candidate = if text.starts_with('/') {
         PathBuf::from(&text)
     } else {

@@ -27,6 +27,7 @@
 
 #![warn(missing_docs)]
 
+mod auth;
 mod completion;
 mod content;
 mod context;
@@ -41,6 +42,7 @@ mod server;
 mod transport;
 mod uri_template;
 
+pub use auth::AuthInfo;
 pub use completion::{
     Completer, Completion, CompletionContext, IntoCompletion, MAX_COMPLETION_VALUES,
 };
@@ -61,7 +63,7 @@ pub use protocol::{Implementation, LogLevel, ProtocolVersion, ToolAnnotations};
 pub use registry::{
     Arguments, CatalogueError, CompletionDescriptor, Icon, Prompt, PromptArgumentDescriptor,
     PromptDescriptor, PromptFuture, ResourceDescriptor, ResourceFuture, ResourceItem,
-    ResourceRequest, SourceLocation, Tool, ToolDescriptor, ToolFuture,
+    ResourceLister, ResourceRequest, SourceLocation, Tool, ToolDescriptor, ToolFuture,
 };
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
 pub use server::{
@@ -69,6 +71,10 @@ pub use server::{
     ServerBuilder,
 };
 pub use transport::memory::MemoryClient;
+
+/// The Streamable HTTP transport (feature `http`).
+#[cfg(feature = "http")]
+pub use transport::http;
 pub use uri_template::{UriTemplate, UriTemplateError, UriVariables};
 
 /// Re-exported so that types of your own can derive `Serialize`/`Deserialize` without a
@@ -145,6 +151,26 @@ pub mod __private {
                 parse: Arguments::parse::<A>,
             }
         }
+    }
+
+    impl<A: serde::de::DeserializeOwned> ToolArguments<A> {
+        /// Arguments whose schema the tool gives itself (`input_schema = …`): only read.
+        pub const fn parsed_only() -> Self {
+            ToolArguments {
+                input_schema: explicit_schema_elsewhere,
+                parse: Arguments::parse::<A>,
+            }
+        }
+    }
+
+    /// Stands in for the derived schema of a tool that gives its own; never sent.
+    fn explicit_schema_elsewhere() -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// The user's own struct as the whole argument object, with a schema given explicitly.
+    pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArguments<A> {
+        ToolArguments::parsed_only()
     }
 
     /// The user's own struct as the whole argument object (`#[tool(args)]`).
@@ -238,33 +264,102 @@ pub mod __private {
     };
     pub use crate::resource::{IntoResourceContents, IntoResourceList, Resource};
 
+    use crate::content::ResourceContents;
+    use crate::prompt::GetPromptResult;
+
+    /// The conversion of a prompt's return value into its result.
+    pub type PromptOutput<R> = fn(R) -> Result<GetPromptResult, RpcError>;
+
+    /// Checks a prompt's return type once, as the type argument of this function, so an
+    /// unfit type is reported on its own token (see [`ToolArguments`]).
+    pub const fn prompt_output<R: IntoPromptResult>() -> PromptOutput<R> {
+        R::into_prompt_result
+    }
+
+    /// The conversion of a resource's return value into its contents, given the URI read and
+    /// the declared MIME type.
+    pub type ResourceOutput<R> =
+        fn(R, &str, Option<&str>) -> Result<Vec<ResourceContents>, RpcError>;
+
+    /// Checks a resource's return type once, as the type argument of this function, so an
+    /// unfit type is reported on its own token (see [`ToolArguments`]).
+    pub const fn resource_output<R: IntoResourceContents>() -> ResourceOutput<R> {
+        R::into_contents
+    }
+
+    /// A resource template's `list = function`, checked at the function's path.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be used as a resource `list` function",
+        label = "expected `fn() -> Vec<Resource>` or `fn() -> Result<Vec<Resource>, E>`",
+        note = "a `list` function takes no arguments and returns the template's concrete resources, for `resources/list`"
+    )]
+    pub trait ListFunction {
+        /// Calls the function and converts its entries.
+        fn list(&self) -> Result<Vec<Resource>, RpcError>;
+    }
+
+    impl<F, R> ListFunction for F
+    where
+        F: Fn() -> R,
+        R: IntoResourceList,
+    {
+        fn list(&self) -> Result<Vec<Resource>, RpcError> {
+            self().into_resource_list()
+        }
+    }
+
     /// Reads prompt arguments and URI-template variables, which travel as text, into the
-    /// parameter types, checked at each parameter's own span.
+    /// parameter types, checked at each parameter's own span. The error type is a parameter of
+    /// its own, so that an error type without `Display` is reported as such.
     pub struct TextArgument;
 
     impl TextArgument {
         /// A required argument.
-        pub fn required<T: FromText>(args: &PromptArguments, name: &str) -> Result<T, RpcError> {
-            args.required::<T>(name)
+        pub fn required<T: FromText<Error = E>, E: TextError>(
+            args: &PromptArguments,
+            name: &str,
+        ) -> Result<T, RpcError> {
+            args.required_with(name, T::from_text)
         }
 
         /// An optional argument.
-        pub fn optional<T: FromText>(
+        pub fn optional<T: FromText<Error = E>, E: TextError>(
             args: &PromptArguments,
             name: &str,
         ) -> Result<Option<T>, RpcError> {
-            args.optional::<T>(name)
+            args.optional_with(name, T::from_text)
         }
     }
 
     /// What a prompt argument or URI variable type needs: parsing from text.
     #[diagnostic::on_unimplemented(
         message = "a prompt argument or URI variable must implement `FromStr`; `{Self}` does not",
-        label = "the argument's text is parsed into this type",
+        label = "its text is parsed into this type",
         note = "arguments travel as text: take a `String`, a number, or implement `std::str::FromStr` (with an error that implements `Display`) for your type"
     )]
-    pub trait FromText: std::str::FromStr<Err: std::fmt::Display> {}
-    impl<T: std::str::FromStr<Err: std::fmt::Display>> FromText for T {}
+    pub trait FromText: Sized {
+        /// `FromStr::Err`.
+        type Error;
+        /// `FromStr::from_str`.
+        fn from_text(text: &str) -> Result<Self, Self::Error>;
+    }
+
+    impl<T: std::str::FromStr> FromText for T {
+        type Error = T::Err;
+        fn from_text(text: &str) -> Result<Self, Self::Error> {
+            text.parse()
+        }
+    }
+
+    /// What the `FromStr` error of a prompt argument or URI variable needs: a message for the
+    /// client.
+    #[diagnostic::on_unimplemented(
+        message = "the `FromStr` error of a prompt argument or URI variable must implement `Display`; `{Self}` does not",
+        label = "text that does not parse into this type is answered with the error's `Display`",
+        note = "implement `std::fmt::Display` for `{Self}`, or use an error type that has it, such as `String`"
+    )]
+    pub trait TextError: std::fmt::Display {}
+    impl<E: std::fmt::Display> TextError for E {}
 
     /// Registers a prompt or resource with the automatic registry (when the `auto-register`
     /// feature is on).

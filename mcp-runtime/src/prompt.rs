@@ -159,12 +159,7 @@ impl PromptArguments {
 
     /// A required argument, parsed with `FromStr`; missing or unparsable is `-32602` naming it.
     pub fn required<T: FromStr<Err: fmt::Display>>(&self, name: &str) -> Result<T, RpcError> {
-        match self.values.get(name) {
-            Some(raw) => parse_argument(name, raw),
-            None => Err(RpcError::invalid_params(format!(
-                "missing required argument `{name}`"
-            ))),
-        }
+        self.required_with(name, str::parse)
     }
 
     /// An optional argument, parsed with `FromStr`; unparsable is `-32602` naming it.
@@ -172,20 +167,32 @@ impl PromptArguments {
         &self,
         name: &str,
     ) -> Result<Option<T>, RpcError> {
-        self.values
-            .get(name)
-            .map(|raw| parse_argument(name, raw))
-            .transpose()
+        self.optional_with(name, str::parse)
     }
-}
 
-fn parse_argument<T: FromStr>(name: &str, raw: &str) -> Result<T, RpcError>
-where
-    T::Err: fmt::Display,
-{
-    raw.parse::<T>().map_err(|e| {
-        RpcError::invalid_params(format!("invalid argument `{name}`: {e} (got {raw:?})"))
-    })
+    /// A required argument, parsed with `parse`.
+    pub(crate) fn required_with<T, E: fmt::Display>(
+        &self,
+        name: &str,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, RpcError> {
+        self.optional_with(name, parse)?
+            .ok_or_else(|| RpcError::invalid_params(format!("missing required argument `{name}`")))
+    }
+
+    /// An optional argument, parsed with `parse`.
+    pub(crate) fn optional_with<T, E: fmt::Display>(
+        &self,
+        name: &str,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<Option<T>, RpcError> {
+        let Some(raw) = self.values.get(name) else {
+            return Ok(None);
+        };
+        parse(raw).map(Some).map_err(|e| {
+            RpcError::invalid_params(format!("invalid argument `{name}`: {e} (got {raw:?})"))
+        })
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,6 @@ async fn main() -> mcp_runtime::Result<()> {
         .client_request_timeout(client_timeout)
         .page_size(page_size)
         .max_message_bytes(max_message_bytes)
-        .serve_stdio()
+        .serve()
         .await
 }

@@ -229,6 +229,6 @@ async fn main() -> mcp_runtime::Result<()> {
         .instructions(
             "A small shop database (customers, products, orders). Read the schema resource first, then query with query_database.",
         )
-        .serve_stdio()
+        .serve()
         .await
 }

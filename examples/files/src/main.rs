@@ -270,6 +270,6 @@ async fn delete_file(
 async fn main() -> mcp_runtime::Result<()> {
     mcp_runtime::server!()
         .instructions("File tools for the workspace folders the client shares as roots. Paths are relative to the first root.")
-        .serve_stdio()
+        .serve()
         .await
 }

@@ -102,6 +102,6 @@ async fn countdown(
 async fn main() -> mcp_runtime::Result<()> {
     mcp_runtime::server!()
         .instructions("Arithmetic, text and statistics helpers.")
-        .serve_stdio()
+        .serve()
         .await
 }

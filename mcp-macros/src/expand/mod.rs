@@ -5,7 +5,7 @@ pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod tool;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream, TokenTree};
 
 /// With `MCP_MACROS_DEBUG=1` in the environment of the build, prints each expansion to
 /// standard error.
@@ -23,4 +23,23 @@ pub(crate) fn debug_print(kind: &str, name: &str, tokens: &TokenStream) {
 pub(crate) fn fallback((func, error): (syn::ItemFn, syn::Error)) -> TokenStream {
     let errors = error.into_compile_error();
     quote::quote!(#func #errors)
+}
+
+/// The tokens with every span set to `span`. `quote_spanned!` leaves interpolated paths (from
+/// `paths`) at the call site, which makes rustc underline the whole attribute as well.
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = TokenTree::Group(inner);
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

@@ -31,7 +31,8 @@ fn expand_model(m: &PromptModel) -> TokenStream {
     let prompt_future = paths::prompt_future();
     let context = paths::context();
     let text_argument = paths::text_argument();
-    let into_prompt_result = paths::into_prompt_result();
+    let prompt_output = paths::prompt_output();
+    let prompt_output_ty = paths::prompt_output_ty();
 
     let func = &m.func;
     let vis = &func.vis;
@@ -69,16 +70,18 @@ fn expand_model(m: &PromptModel) -> TokenStream {
                 let read = if p.required { quote!(required) } else { quote!(optional) };
                 // Spanned on the parameter's type: a type that cannot be parsed from text is
                 // reported there.
-                let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed>(&__mcp_args, #arg_name));
+                let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed, _>(&__mcp_args, #arg_name));
                 quote!(let #local = #call?;)
             }
         }
     });
     let call_args = (0..m.params.len()).map(|i| format_ident!("__mcp_arg{i}"));
     let awaited = func.sig.asyncness.map(|_| quote!(.await));
-    let convert = match &m.return_type {
-        Some(ty) => quote_spanned!(ty.span()=> #into_prompt_result::into_prompt_result(__mcp_out)),
-        None => quote!(#into_prompt_result::into_prompt_result(__mcp_out)),
+    // Like a tool's, the return type is checked once, as a type argument, so an unfit type is
+    // reported on its own tokens. (A missing return type is a parse error.)
+    let output_ty = match &m.return_type {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
     };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
 
@@ -92,12 +95,14 @@ fn expand_model(m: &PromptModel) -> TokenStream {
         const _: () = {
             #shims
 
+            const __MCP_OUTPUT: #prompt_output_ty<#output_ty> = #prompt_output::<#output_ty>();
+
             fn __mcp_get(__mcp_ctx: #context, __mcp_args: #prompt_arguments) -> #prompt_future {
                 ::std::boxed::Box::pin(async move {
                     let _ = &__mcp_ctx;
                     #(#reads)*
                     let __mcp_out = #fn_ident(#(#call_args),*) #awaited;
-                    #convert
+                    __MCP_OUTPUT(__mcp_out)
                 })
             }
 

@@ -32,8 +32,9 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
     let resource_future = paths::resource_future();
     let context = paths::context();
     let text_argument = paths::text_argument();
-    let into_contents = paths::into_resource_contents();
-    let into_list = paths::into_resource_list();
+    let resource_output = paths::resource_output();
+    let resource_output_ty = paths::resource_output_ty();
+    let list_function = paths::list_function();
     let role = paths::role();
 
     let func = &m.func;
@@ -66,7 +67,8 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
     let completions = completions_tokens(&m.completions, &mut shims);
     let list = match &m.list {
         Some(path) => {
-            let call = quote_spanned!(path.span()=> #into_list::into_resource_list(#path()));
+            // On the function's path alone, as for completion functions.
+            let call = super::respan(quote!(#list_function::list(&#path)), path.span());
             shims.extend(quote! {
                 fn __mcp_list() -> ::core::result::Result<::std::vec::Vec<#private::Resource>, #private::RpcError> {
                     #call
@@ -85,18 +87,17 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
                 let var = unraw(&p.param.ident);
                 let parsed = &p.parsed;
                 let read = if p.required { quote!(required) } else { quote!(optional) };
-                let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed>(&__mcp_request.variables, #var));
+                let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed, _>(&__mcp_request.variables, #var));
                 quote!(let #local = #call?;)
             }
         }
     });
     let call_args = (0..m.params.len()).map(|i| format_ident!("__mcp_arg{i}"));
     let awaited = func.sig.asyncness.map(|_| quote!(.await));
-    let convert = match &m.return_type {
-        Some(ty) => {
-            quote_spanned!(ty.span()=> #into_contents::into_contents(__mcp_out, &__mcp_request.uri, #mime))
-        }
-        None => quote!(#into_contents::into_contents(__mcp_out, &__mcp_request.uri, #mime)),
+    // Checked once, as a type argument, on the return type's own tokens (see `prompt`).
+    let output_ty = match &m.return_type {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
     };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
 
@@ -110,12 +111,14 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
         const _: () = {
             #shims
 
+            const __MCP_OUTPUT: #resource_output_ty<#output_ty> = #resource_output::<#output_ty>();
+
             fn __mcp_read(__mcp_ctx: #context, __mcp_request: #resource_request) -> #resource_future {
                 ::std::boxed::Box::pin(async move {
                     let _ = &__mcp_ctx;
                     #(#reads)*
                     let __mcp_out = #fn_ident(#(#call_args),*) #awaited;
-                    #convert
+                    __MCP_OUTPUT(__mcp_out, &__mcp_request.uri, #mime)
                 })
             }
 

@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::parse::tool::{ParamKind, ToolModel, parse};
 use crate::paths;
@@ -75,9 +76,16 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     // whose bounds name what a parameter needs. rustc reports an unmet bound on the type
     // argument itself, which is the user's own token, and the argument struct is generic over
     // the parameter types, so its derives never fail on their own.
+    // With `input_schema = …` the parameters are only deserialised, never described.
+    let explicit_schema = m.input_schema.is_some();
     let (args_struct, args_ty, arguments_const) = if m.args_struct {
         let ty = param_types[0];
-        (quote!(), quote!(#ty), quote!(#argument_struct::<#ty>()))
+        let constructor = if explicit_schema {
+            paths::argument_struct_parsed_only()
+        } else {
+            argument_struct
+        };
+        (quote!(), quote!(#ty), quote!(#constructor::<#ty>()))
     } else {
         let type_params: Vec<_> = (0..param_types.len())
             .map(|i| format_ident!("__McpParam{i}"))
@@ -91,21 +99,35 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         } else {
             (
                 quote!(<#(#type_params),*>),
-                quote!(<#(#type_params: #parameter_deserialize + #parameter_schema),*>),
+                if explicit_schema {
+                    quote!(<#(#type_params: #parameter_deserialize),*>)
+                } else {
+                    quote!(<#(#type_params: #parameter_deserialize + #parameter_schema),*>)
+                },
                 quote!(<#(#param_types),*>),
                 quote!(::<#(#param_types),*>),
             )
         };
+        let (derives, constructor) = if explicit_schema {
+            (quote!(#[derive(#serde::Deserialize)]), quote!(parsed_only))
+        } else {
+            (
+                quote!(
+                    #[derive(#serde::Deserialize, #schemars::JsonSchema)]
+                    #[schemars(crate = #schemars_crate)]
+                ),
+                quote!(fields),
+            )
+        };
         (
             quote! {
-                #[derive(#serde::Deserialize, #schemars::JsonSchema)]
+                #derives
                 #[serde(crate = #serde_crate, deny_unknown_fields)]
-                #[schemars(crate = #schemars_crate)]
                 #[allow(non_camel_case_types)]
                 struct #args_ident #generics { #(#fields)* }
 
                 const fn __mcp_arguments #bounded () -> #tool_arguments<#args_ident #generics> {
-                    #tool_arguments::fields()
+                    #tool_arguments::#constructor()
                 }
             },
             quote!(#args_ident #instance),
@@ -132,6 +154,15 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         None => quote!(()),
     };
     let line = quote_spanned!(fn_ident.span()=> ::core::line!());
+    // A schema given explicitly is sent as written; the arguments are still read into the
+    // parameters.
+    let input_schema_fn = match &m.input_schema {
+        Some(path) => {
+            let value = paths::json_value();
+            quote_spanned!(path.span()=> { let f: fn() -> #value = #path; f })
+        }
+        None => quote!(__MCP_ARGUMENTS.input_schema),
+    };
 
     quote! {
         #func
@@ -171,7 +202,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                     },
                     icons: #icons,
                     meta: #meta,
-                    input_schema: __MCP_ARGUMENTS.input_schema,
+                    input_schema: #input_schema_fn,
                     output_schema: __MCP_OUTPUT.output_schema,
                     call: __mcp_call,
                     location: #source_location { file: ::core::file!(), line: #line },

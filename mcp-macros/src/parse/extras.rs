@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::values::{key_text, path_text, path_value, skip_value, string_value};
+use super::values::{key_text, nested_list, path_text, path_value, skip_value, string_value};
 use super::{Ctxt, suggestion};
 use crate::paths;
 
@@ -14,6 +14,8 @@ pub(crate) struct Icon {
     sizes: Vec<String>,
 }
 
+const ICON_EXAMPLE: &str = "icon(src = \"https://example.com/icon.png\")";
+
 /// Reads one `icon(…)`.
 pub(crate) fn parse_icon(
     cx: &Ctxt,
@@ -22,7 +24,7 @@ pub(crate) fn parse_icon(
     let mut src = None;
     let mut mime = None;
     let mut sizes = Vec::new();
-    meta.parse_nested_meta(|inner| {
+    let listed = nested_list(cx, meta, ICON_EXAMPLE, |inner| {
         match key_text(&inner).as_str() {
             "src" => src = string_value(cx, &inner, "https://example.com/icon.png")?,
             "mime" => mime = string_value(cx, &inner, "image/png")?,
@@ -45,10 +47,10 @@ pub(crate) fn parse_icon(
         }
         Ok(())
     })?;
-    if src.is_none() {
+    if listed && src.is_none() {
         cx.error_spanned_by(
             &meta.path,
-            "an icon needs a source: `icon(src = \"https://example.com/icon.png\")`",
+            format!("an icon needs a source: `{ICON_EXAMPLE}`"),
         );
     }
     Ok(src.map(|src| Icon { src, mime, sizes }))
@@ -83,29 +85,31 @@ pub(crate) struct CompleteEntry {
     pub function: syn::Path,
 }
 
-/// Reads `complete(argument = function, …)`.
+/// Reads `complete(argument = function, …)`; `example` names an argument of the item kind
+/// (`language` for a prompt, `table` for a resource).
 pub(crate) fn parse_complete(
     cx: &Ctxt,
     meta: &syn::meta::ParseNestedMeta<'_>,
+    example: &str,
     into: &mut Vec<CompleteEntry>,
 ) -> syn::Result<()> {
-    meta.parse_nested_meta(|inner| {
+    let function_example = format!("complete_{example}");
+    let list_example = format!("complete({example} = {function_example})");
+    nested_list(cx, meta, &list_example, |inner| {
         let Some(argument) = inner.path.get_ident().cloned() else {
             skip_value(&inner)?;
-            cx.error_spanned_by(
-                &inner.path,
-                "name one argument: `complete(language = complete_language)`",
-            );
+            cx.error_spanned_by(&inner.path, format!("name one argument: `{list_example}`"));
             return Ok(());
         };
-        if let Some(function) = path_value(cx, &inner, "complete_language")? {
+        if let Some(function) = path_value(cx, &inner, &function_example)? {
             if into.iter().any(|e| e.argument == argument) {
                 cx.error_spanned_by(&argument, format!("duplicate completion for `{argument}`"));
             }
             into.push(CompleteEntry { argument, function });
         }
         Ok(())
-    })
+    })?;
+    Ok(())
 }
 
 /// The completions as a `&'static [CompletionDescriptor]` expression, with one shim function
@@ -122,8 +126,11 @@ pub(crate) fn completions_tokens(
         let shim = quote::format_ident!("__mcp_complete_{i}");
         let function = &e.function;
         let argument = super::signature::unraw(&e.argument);
-        let call = quote::quote_spanned!(syn::spanned::Spanned::span(function)=>
-            #completer::complete(&#function, context)
+        // Every token of the call is on the function's path, so an unfit function is reported
+        // there alone, not also on the whole attribute.
+        let call = crate::expand::respan(
+            quote!(#completer::complete(&#function, context)),
+            syn::spanned::Spanned::span(function),
         );
         items.extend(quote! {
             fn #shim(context: &#context) -> #completion {

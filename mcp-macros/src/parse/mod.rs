@@ -98,15 +98,28 @@ impl<'c, T> Attr<'c, T> {
     }
 }
 
-/// "did you mean `x`?" for a misspelt key, when one known key is close.
+/// "did you mean `x`?" for a misspelt key, when one known key is close, or when one is a
+/// longer or shorter form of the other (`mime_type` for `mime`, `desc` for `description`).
 pub(crate) fn suggestion(unknown: &str, known: &[&str]) -> String {
-    let best = known
+    let close = known
         .iter()
         .map(|k| (edit_distance(unknown, k), *k))
         .min_by_key(|(d, _)| *d)
-        .filter(|(d, k)| *d <= (k.len() / 3).max(2));
+        .filter(|(d, k)| *d <= (k.len() / 3).max(2))
+        .map(|(_, k)| k);
+    let best = close.or_else(|| {
+        known.iter().copied().find(|k| {
+            let (short, long) = if k.len() < unknown.len() {
+                (*k, unknown)
+            } else {
+                (unknown, *k)
+            };
+            short.len() >= 4 && long.starts_with(short)
+        })
+    });
     match best {
-        Some((_, k)) => format!("; did you mean `{k}`?"),
+        Some(k) => format!("; did you mean `{k}`?"),
+        None if known.len() == 1 => format!("; expected `{}`", known[0]),
         None => format!(
             "; expected one of {}",
             known
@@ -150,6 +163,14 @@ mod tests {
         assert_eq!(
             suggestion("zzzzzz", &["name", "title"]),
             "; expected one of `name`, `title`"
+        );
+        assert_eq!(
+            suggestion("mime_type", &["mime", "meta"]),
+            "; did you mean `mime`?"
+        );
+        assert_eq!(
+            suggestion("desc", &["description", "title"]),
+            "; did you mean `description`?"
         );
     }
 }

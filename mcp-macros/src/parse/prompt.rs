@@ -1,13 +1,13 @@
 //! `#[prompt(…)]` on a function: its attribute, its arguments (text parsed with `FromStr`,
 //! optional when written `Option<T>`), and its return type.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 
 use super::extras::{CompleteEntry, Icon, parse_complete, parse_icon};
 pub(crate) use super::signature::Description;
 use super::signature::{
-    Item, Param, ParamKind, check_return_type, check_signature, option_inner, parse_params,
-    return_type, unraw,
+    Item, Param, ParamKind, WrittenParams, check_return_type, check_signature, option_inner,
+    parse_params, return_type, unraw,
 };
 use super::values::{key_text, path_text, skip_value, string_value};
 use super::{Attr, Ctxt, suggestion};
@@ -41,6 +41,12 @@ pub(crate) fn parse(
 ) -> Result<PromptModel, Box<(syn::ItemFn, syn::Error)>> {
     let cx = Ctxt::new();
     let attr = parse_attr(&cx, args);
+    if let Some(lit) = &attr.name
+        && lit.value().is_empty()
+    {
+        cx.error_spanned_by(lit, "a prompt name must not be empty");
+    }
+    let written = WrittenParams::of(&func.sig);
     check_signature(&cx, &mut func.sig, Item::Prompt);
     let params: Vec<PromptParam> = parse_params(&cx, &mut func, Item::Prompt)
         .into_iter()
@@ -53,13 +59,8 @@ pub(crate) fn parse(
             }
         })
         .collect();
-    check_return_type(&cx, &func.sig.output, Item::Prompt);
-    check_completions(&cx, &attr.completions, &params);
-    if let Some(lit) = &attr.name
-        && lit.value().is_empty()
-    {
-        cx.error_spanned_by(lit, "a prompt name must not be empty");
-    }
+    check_return_type(&cx, &func.sig, Item::Prompt);
+    check_completions(&cx, &attr.completions, &params, &written);
     let name = attr
         .name
         .as_ref()
@@ -82,7 +83,12 @@ pub(crate) fn parse(
     }
 }
 
-fn check_completions(cx: &Ctxt, completions: &[CompleteEntry], params: &[PromptParam]) {
+fn check_completions(
+    cx: &Ctxt,
+    completions: &[CompleteEntry],
+    params: &[PromptParam],
+    written: &WrittenParams,
+) {
     let names: Vec<String> = params
         .iter()
         .filter(|p| p.param.kind == ParamKind::Argument)
@@ -90,14 +96,26 @@ fn check_completions(cx: &Ctxt, completions: &[CompleteEntry], params: &[PromptP
         .collect();
     for entry in completions {
         let argument = unraw(&entry.argument);
-        if !names.contains(&argument) {
+        // A rejected parameter has its own error; a `Context` is no argument.
+        let rejected =
+            written.covers(&argument) && !params.iter().any(|p| unraw(&p.param.ident) == argument);
+        if !names.contains(&argument) && !rejected {
             let known: Vec<&str> = names.iter().map(String::as_str).collect();
+            let is_context = params
+                .iter()
+                .any(|p| p.param.kind == ParamKind::Context && unraw(&p.param.ident) == argument);
+            let hint = if is_context {
+                "; it is the `Context`, which the runtime supplies".to_owned()
+            } else if !known.is_empty() {
+                suggestion(&argument, &known)
+            } else if written.names.is_empty() && !written.has_pattern {
+                "; it takes no arguments".to_owned()
+            } else {
+                String::new()
+            };
             cx.error_spanned_by(
                 &entry.argument,
-                format!(
-                    "the prompt has no argument `{argument}` to complete{}",
-                    suggestion(&argument, &known)
-                ),
+                format!("the prompt has no argument `{argument}` to complete{hint}"),
             );
         }
     }
@@ -143,7 +161,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
                 }
             }
             "icon" => icons.extend(parse_icon(cx, &meta)?),
-            "complete" => parse_complete(cx, &meta, &mut completions)?,
+            "complete" => parse_complete(cx, &meta, "language", &mut completions)?,
             _ => {
                 skip_value(&meta)?;
                 cx.error_spanned_by(
@@ -158,7 +176,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
         }
         Ok(())
     });
-    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
+    if let Err(e) = syn::parse::Parser::parse2(parser, without_leading_literal(cx, args)) {
         cx.syn_error(e);
     }
     PromptAttr {
@@ -169,4 +187,23 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
         meta: meta_json.get(),
         completions,
     }
+}
+
+/// `#[prompt("code_review")]` is reported as a key left out (syn would say "unexpected literal
+/// in nested attribute"); the keys after it are still read.
+fn without_leading_literal(cx: &Ctxt, args: TokenStream) -> TokenStream {
+    let mut tokens = args.clone().into_iter().peekable();
+    let Some(TokenTree::Literal(lit)) = tokens.next() else {
+        return args;
+    };
+    cx.error_spanned_by(
+        &lit,
+        "`#[prompt(…)]` takes keys, not a bare value: `#[prompt(name = \"code_review\")]` or `#[prompt(description = \"…\")]`",
+    );
+    if let Some(TokenTree::Punct(p)) = tokens.peek()
+        && p.as_char() == ','
+    {
+        tokens.next();
+    }
+    tokens.collect()
 }

@@ -25,21 +25,43 @@ impl Item {
     fn why_concrete(self) -> &'static str {
         match self {
             Item::Tool => "its JSON Schema is built from the concrete type",
-            Item::Prompt | Item::Resource => "the argument's text is parsed into the concrete type",
+            Item::Prompt => "the argument's text is parsed into the concrete type",
+            Item::Resource => "the URI variable's text is parsed into the concrete type",
         }
     }
 
     fn why_owned(self) -> &'static str {
         match self {
             Item::Tool => "arguments are deserialised into it",
-            Item::Prompt | Item::Resource => "the argument's text is parsed into it",
+            Item::Prompt => "the argument's text is parsed into it",
+            Item::Resource => "the URI variable's text is parsed into it",
         }
     }
 
     fn why_generic(self) -> &'static str {
         match self {
             Item::Tool => "so their JSON Schema is known",
-            Item::Prompt | Item::Resource => "so the arguments can be parsed into them",
+            Item::Prompt => "so the arguments can be parsed into them",
+            Item::Resource => "so the URI variables can be parsed into them",
+        }
+    }
+
+    /// What to write after `->` when a prompt or resource has no return type.
+    fn return_example(self) -> &'static str {
+        match self {
+            Item::Tool => "",
+            Item::Prompt => {
+                "add `-> String` (or `PromptMessage`, `Vec<PromptMessage>`, `GetPromptResult`)"
+            }
+            Item::Resource => "add `-> String` (or `Vec<u8>`, `Json<T>`, `ResourceContents`)",
+        }
+    }
+
+    /// What a parameter's name is.
+    fn why_plain(self) -> &'static str {
+        match self {
+            Item::Tool | Item::Prompt => "the name is the argument's name",
+            Item::Resource => "the name is the URI variable's name",
         }
     }
 
@@ -91,6 +113,36 @@ pub(crate) enum ParamKind {
     Argument,
 }
 
+/// The parameter names as written, before any is rejected: a name that refers to a rejected
+/// parameter (for its type or pattern) is not reported again as naming no parameter.
+pub(crate) struct WrittenParams {
+    pub names: Vec<String>,
+    /// Whether a parameter is a pattern, which may be meant to be any of them.
+    pub has_pattern: bool,
+}
+
+impl WrittenParams {
+    pub(crate) fn of(sig: &syn::Signature) -> WrittenParams {
+        let mut written = WrittenParams {
+            names: Vec::new(),
+            has_pattern: false,
+        };
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(pat_type) = input {
+                match &*pat_type.pat {
+                    syn::Pat::Ident(p) => written.names.push(unraw(&p.ident)),
+                    _ => written.has_pattern = true,
+                }
+            }
+        }
+        written
+    }
+
+    pub(crate) fn covers(&self, variable: &str) -> bool {
+        self.has_pattern || self.names.iter().any(|n| n == variable)
+    }
+}
+
 /// Reports what no item can have; a variadic is taken off the function, as rustc would
 /// report it again.
 pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Item) {
@@ -129,18 +181,37 @@ pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Item) {
     }
 }
 
-pub(crate) fn check_return_type(cx: &Ctxt, output: &syn::ReturnType, item: Item) {
-    if let syn::ReturnType::Type(_, ty) = output
-        && let syn::Type::ImplTrait(_) = &**ty
-    {
-        cx.error_spanned_by(
-            ty,
-            format!(
-                "a {} must name its return type: `impl Trait` cannot be converted into {}",
-                item.noun(),
-                item.result()
-            ),
-        );
+/// A tool may return nothing; a prompt returns its messages and a resource its contents, so
+/// for them a missing return type is reported on the signature, not as an unmet trait bound
+/// on `()` somewhere in the attribute.
+pub(crate) fn check_return_type(cx: &Ctxt, sig: &syn::Signature, item: Item) {
+    match &sig.output {
+        syn::ReturnType::Type(_, ty) if matches!(**ty, syn::Type::ImplTrait(_)) => {
+            cx.error_spanned_by(
+                ty,
+                format!(
+                    "a {} must name its return type: `impl Trait` cannot be converted into {}",
+                    item.noun(),
+                    item.result()
+                ),
+            );
+        }
+        syn::ReturnType::Default if item != Item::Tool => {
+            let (fn_token, ident, inputs) = (&sig.fn_token, &sig.ident, &sig.inputs);
+            let mut tokens = quote::quote!(#fn_token #ident);
+            sig.paren_token
+                .surround(&mut tokens, |t| t.extend(quote::quote!(#inputs)));
+            cx.error_spanned_by(
+                tokens,
+                format!(
+                    "a {} must return {}: {}",
+                    item.noun(),
+                    item.result(),
+                    item.return_example()
+                ),
+            );
+        }
+        _ => {}
     }
 }
 
@@ -177,7 +248,10 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec
             pat => {
                 cx.error_spanned_by(
                     pat,
-                    format!("a {noun} parameter must be a plain name (`city: String`), not a pattern: the name is the argument's name"),
+                    format!(
+                        "a {noun} parameter must be a plain name (`city: String`), not a pattern: {}",
+                        item.why_plain()
+                    ),
                 );
                 continue;
             }

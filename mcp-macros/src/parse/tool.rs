@@ -8,7 +8,7 @@ pub(crate) use super::signature::{Description, ParamKind};
 use super::signature::{
     Item, Param, check_return_type, check_signature, parse_params, return_type, unraw,
 };
-use super::values::{bool_value, key_text, path_text, skip_value, string_value};
+use super::values::{bool_value, key_text, path_text, path_value, skip_value, string_value};
 use super::{Attr, Ctxt, suggestion};
 
 const KEYS: &[&str] = &[
@@ -19,6 +19,7 @@ const KEYS: &[&str] = &[
     "args",
     "icon",
     "meta",
+    "input_schema",
 ];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 
@@ -34,6 +35,8 @@ pub(crate) struct ToolModel {
     pub annotations: Annotations,
     pub icons: Vec<Icon>,
     pub meta: Option<syn::LitStr>,
+    /// A function giving the input schema as written, instead of the derived one.
+    pub input_schema: Option<syn::Path>,
     pub params: Vec<Param>,
     /// Whether the single non-context parameter is the whole argument object.
     pub args_struct: bool,
@@ -63,7 +66,7 @@ pub(crate) fn parse(
     }
     check_signature(&cx, &mut func.sig, Item::Tool);
     let params = parse_params(&cx, &mut func, Item::Tool);
-    check_return_type(&cx, &func.sig.output, Item::Tool);
+    check_return_type(&cx, &func.sig, Item::Tool);
 
     let name = match &attr.name {
         Some(lit) => lit.value(),
@@ -98,6 +101,7 @@ pub(crate) fn parse(
             annotations: attr.annotations,
             icons: attr.icons,
             meta: attr.meta,
+            input_schema: attr.input_schema,
             params,
             args_struct,
             return_type,
@@ -114,6 +118,7 @@ struct ToolAttr {
     args: Option<Span>,
     icons: Vec<Icon>,
     meta: Option<syn::LitStr>,
+    input_schema: Option<syn::Path>,
 }
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -126,6 +131,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
     let mut idempotent = Attr::none(cx, "idempotent");
     let mut open_world = Attr::none(cx, "open_world");
     let mut meta_json = Attr::none(cx, "meta");
+    let mut input_schema = Attr::none(cx, "input_schema");
     let mut icons = Vec::new();
 
     let parser = syn::meta::parser(|meta| {
@@ -150,6 +156,11 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
             "meta" => {
                 if let Some(lit) = string_value(cx, &meta, "{\"team\": \"search\"}")? {
                     meta_json.set(&meta.path, lit);
+                }
+            }
+            "input_schema" => {
+                if let Some(path) = path_value(cx, &meta, "weather_schema")? {
+                    input_schema.set(&meta.path, path);
                 }
             }
             "args" => {
@@ -216,6 +227,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         args: args_flag.get(),
         icons,
         meta: meta_json.get(),
+        input_schema: input_schema.get(),
         annotations: Annotations {
             read_only: read_only.get(),
             destructive: destructive.get(),

@@ -13,12 +13,7 @@ pub(crate) fn string_value(
     example: &str,
 ) -> syn::Result<Option<syn::LitStr>> {
     let key = path_text(&meta.path);
-    if !meta.input.peek(syn::Token![=]) {
-        cx.error_spanned_by(
-            &meta.path,
-            format!("`{key}` must be given a string: `{key} = \"{example}\"`"),
-        );
-        skip_value(meta)?;
+    if !given_a_value(cx, meta, "a string", &format!("\"{example}\""))? {
         return Ok(None);
     }
     match meta.value()?.parse::<syn::Expr>()? {
@@ -64,6 +59,9 @@ pub(crate) fn int_value(
     example: &str,
 ) -> syn::Result<Option<syn::LitInt>> {
     let key = path_text(&meta.path);
+    if !given_a_value(cx, meta, "a whole number", example)? {
+        return Ok(None);
+    }
     match meta.value()?.parse::<syn::Expr>()? {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(lit),
@@ -85,6 +83,9 @@ pub(crate) fn unit_float_value(
     meta: &syn::meta::ParseNestedMeta<'_>,
 ) -> syn::Result<Option<f64>> {
     let key = path_text(&meta.path);
+    if !given_a_value(cx, meta, "a number from 0 to 1", "0.5")? {
+        return Ok(None);
+    }
     let expr = meta.value()?.parse::<syn::Expr>()?;
     let value = match &expr {
         syn::Expr::Lit(syn::ExprLit {
@@ -134,6 +135,56 @@ pub(crate) fn path_value(
             Ok(None)
         }
     }
+}
+
+/// Whether `key =` follows; if not, reports that the key needs a value and skips what is there.
+fn given_a_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    what: &str,
+    example: &str,
+) -> syn::Result<bool> {
+    if meta.input.peek(syn::Token![=]) {
+        return Ok(true);
+    }
+    let key = path_text(&meta.path);
+    cx.error_spanned_by(
+        &meta.path,
+        format!("`{key}` must be given {what}: `{key} = {example}`"),
+    );
+    skip_value(meta)?;
+    Ok(false)
+}
+
+/// Reads the list of `key(…)` with `logic`; false when the key was given no list, which is
+/// reported with an example and skipped. An empty list `key()` is read as no entries (syn
+/// would reject it as "expected nested attribute"), for the caller to report what is missing.
+pub(crate) fn nested_list(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    example: &str,
+    logic: impl FnMut(syn::meta::ParseNestedMeta<'_>) -> syn::Result<()>,
+) -> syn::Result<bool> {
+    if !meta.input.peek(syn::token::Paren) {
+        let key = path_text(&meta.path);
+        let value = skip_value(meta)?;
+        let message = format!("`{key}` takes a list in parentheses: `{example}`");
+        if value.is_empty() {
+            cx.error_spanned_by(&meta.path, message);
+        } else {
+            cx.error_spanned_by(value, message);
+        }
+        return Ok(false);
+    }
+    let fork = meta.input.fork();
+    let content;
+    syn::parenthesized!(content in fork);
+    if content.is_empty() {
+        syn::parse::discouraged::Speculative::advance_to(meta.input, &fork);
+        return Ok(true);
+    }
+    meta.parse_nested_meta(logic)?;
+    Ok(true)
 }
 
 /// Skips what follows a key (`= value` or `(…)`), and returns it for error spans.

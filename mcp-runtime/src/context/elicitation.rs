@@ -179,7 +179,12 @@ fn primitive_field(field: &Value) -> Result<Value, String> {
     match primitive_type(field).as_deref() {
         Some("string") => {
             out.insert("type".into(), "string".into());
-            copy(field, &mut out, &["enum", "minLength", "maxLength"]);
+            // `enumNames` is the titled single-select of 2025-06-18 (still accepted).
+            copy(
+                field,
+                &mut out,
+                &["enum", "enumNames", "minLength", "maxLength"],
+            );
             if let Some(format) = field.get("format").and_then(Value::as_str)
                 && ["email", "uri", "date", "date-time"].contains(&format)
             {

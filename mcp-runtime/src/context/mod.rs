@@ -20,13 +20,14 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::AuthInfo;
 use crate::protocol::{
     Implementation, LogLevel, ProgressToken, ProtocolVersion, RequestId,
     messages::{LoggingMessageParams, ProgressParams},
     notification_frame,
 };
 use crate::server::Server;
-use crate::server::session::{Outbound, Session};
+use crate::server::session::{Outbound, RequestChannel, Session};
 
 /// The handle a tool receives when it declares a `Context` parameter.
 ///
@@ -58,7 +59,7 @@ pub struct Context {
 struct RequestContext {
     server: Option<Server>,
     session: Arc<Session>,
-    out: Outbound,
+    out: RequestChannel,
     request_id: Option<RequestId>,
     progress_token: Option<ProgressToken>,
     cancel: CancellationToken,
@@ -68,7 +69,7 @@ impl Context {
     pub(crate) fn new(
         server: Server,
         session: Arc<Session>,
-        out: Outbound,
+        out: RequestChannel,
         request_id: RequestId,
         progress_token: Option<ProgressToken>,
         cancel: CancellationToken,
@@ -99,7 +100,7 @@ impl Context {
             inner: Arc::new(RequestContext {
                 server: None,
                 session: Arc::new(Session::new(out.clone())),
-                out,
+                out: RequestChannel::new(out),
                 request_id: None,
                 progress_token: None,
                 cancel: CancellationToken::new(),
@@ -125,6 +126,21 @@ impl Context {
     /// ```
     pub fn server(&self) -> Option<&Server> {
         self.inner.server.as_ref()
+    }
+
+    /// Who is calling, when the transport authenticated the request (see the HTTP
+    /// transport's `auth`).
+    pub fn auth(&self) -> Option<&AuthInfo> {
+        self.inner.out.auth.as_deref()
+    }
+
+    /// Ends this request's response stream now, when the transport streams responses
+    /// (Streamable HTTP); the client reconnects after `retry` and receives the rest of the
+    /// handler's messages from where it left off. Does nothing on other transports.
+    pub fn close_stream(&self, retry: Option<std::time::Duration>) {
+        if let Some(stream) = &self.inner.out.stream {
+            stream.close(retry);
+        }
     }
 
     /// The id of the request being served (none for a detached context).

@@ -25,7 +25,8 @@ pub(crate) use prompt::CataloguePrompt;
 pub use prompt::{Prompt, PromptArgumentDescriptor, PromptDescriptor, PromptEntry, PromptFuture};
 pub(crate) use resource::CatalogueResource;
 pub use resource::{
-    ResourceDescriptor, ResourceEntry, ResourceFuture, ResourceItem, ResourceRequest,
+    ResourceDescriptor, ResourceEntry, ResourceFuture, ResourceItem, ResourceLister,
+    ResourceRequest,
 };
 pub(crate) use tool::CatalogueTool;
 pub use tool::{Arguments, Tool, ToolDescriptor, ToolEntry, ToolFuture};

@@ -21,6 +21,10 @@ use crate::uri_template::UriTemplate;
 pub type ResourceFuture =
     Pin<Box<dyn Future<Output = Result<Vec<ResourceContents>, RpcError>> + Send + 'static>>;
 
+/// A resource template's `list` function: the concrete resources it stands for, in
+/// `resources/list`.
+pub type ResourceLister = fn() -> Result<Vec<Resource>, RpcError>;
+
 /// A read of one resource: the concrete URI asked for, and the template's variables.
 #[derive(Debug)]
 pub struct ResourceRequest {
@@ -61,7 +65,7 @@ pub struct ResourceDescriptor {
     /// Reads the resource.
     pub read: fn(Context, ResourceRequest) -> ResourceFuture,
     /// Enumerates concrete resources of a template, for `resources/list`.
-    pub list: Option<fn() -> Result<Vec<Resource>, RpcError>>,
+    pub list: Option<ResourceLister>,
     /// Where the function is defined.
     pub location: SourceLocation,
 }

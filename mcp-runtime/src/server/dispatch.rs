@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::Capability;
 use super::Server;
-use super::session::{Negotiated, Outbound, Session};
+use super::session::{Negotiated, RequestChannel, Session};
 use crate::protocol::messages::{
     CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
 };
@@ -32,7 +32,12 @@ pub(crate) enum Routed {
 
 impl Server {
     /// Routes one message (a line on stdio, a body on HTTP).
-    pub(crate) fn route(&self, session: &Arc<Session>, bytes: &[u8], out: &Outbound) -> Routed {
+    pub(crate) fn route(
+        &self,
+        session: &Arc<Session>,
+        bytes: &[u8],
+        out: &RequestChannel,
+    ) -> Routed {
         let trimmed = bytes.trim_ascii_start();
         if trimmed.first() == Some(&b'[') {
             return self.route_batch(session, trimmed, out);
@@ -43,7 +48,7 @@ impl Server {
         }
     }
 
-    fn route_batch(&self, session: &Arc<Session>, bytes: &[u8], out: &Outbound) -> Routed {
+    fn route_batch(&self, session: &Arc<Session>, bytes: &[u8], out: &RequestChannel) -> Routed {
         let items = match serde_json::from_slice::<Vec<&RawValue>>(bytes) {
             Ok(items) => items,
             Err(e) => return Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
@@ -104,7 +109,7 @@ impl Server {
         &self,
         session: &Arc<Session>,
         envelope: Envelope<'_>,
-        out: &Outbound,
+        out: &RequestChannel,
     ) -> Routed {
         match envelope.classify() {
             Err((id, error)) => Routed::Reply(Some(error_frame(id.as_ref(), &error))),
@@ -136,7 +141,7 @@ impl Server {
         id: &RequestId,
         method: &str,
         params: Option<&RawValue>,
-        out: &Outbound,
+        out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let reply = |result: &str| Ok(Routed::Reply(Some(response_frame(id, result))));
         match method {

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::dispatch::{Routed, parse_params};
-use super::session::{Outbound, Session};
+use super::session::{RequestChannel, Session};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
 use crate::prompt::PromptArguments;
@@ -45,7 +45,7 @@ struct HandlerRequest<'a> {
     server: &'a Server,
     session: &'a Arc<Session>,
     id: &'a RequestId,
-    out: &'a Outbound,
+    out: &'a RequestChannel,
 }
 
 impl HandlerRequest<'_> {
@@ -104,7 +104,7 @@ impl Server {
         id: &RequestId,
         version: ProtocolVersion,
         params: Option<&RawValue>,
-        out: &Outbound,
+        out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let p: CallToolParams<'_> = parse_params(params)?;
         let catalogue = self.catalogue();
@@ -148,7 +148,7 @@ impl Server {
         id: &RequestId,
         version: ProtocolVersion,
         params: Option<&RawValue>,
-        out: &Outbound,
+        out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let p: GetPromptParams = parse_params(params)?;
         let catalogue = self.catalogue();
@@ -187,7 +187,7 @@ impl Server {
         session: &Arc<Session>,
         id: &RequestId,
         params: Option<&RawValue>,
-        out: &Outbound,
+        out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let p: ReadResourceParams = parse_params(params)?;
         let catalogue = self.catalogue();

@@ -139,6 +139,21 @@ impl Server {
         &self.inner.info
     }
 
+    /// Serves as the command line says: on standard input and output by default, on
+    /// Streamable HTTP at `/mcp` with `--http ADDR` (feature `http`).
+    pub async fn serve(&self) -> crate::Result<()> {
+        match http_address(std::env::args().skip(1))? {
+            None => self.serve_stdio().await,
+            #[cfg(feature = "http")]
+            Some(addr) => self.serve_http(addr).await,
+            #[cfg(not(feature = "http"))]
+            Some(_) => Err(crate::Error::Usage(
+                "this server was built without HTTP: enable the `http` feature of mcp-runtime"
+                    .into(),
+            )),
+        }
+    }
+
     /// The names of the enabled tools, in the order `tools/list` gives them.
     pub fn tool_names(&self) -> Vec<&'static str> {
         self.catalogue()
@@ -333,6 +348,18 @@ impl ServerBuilder {
     pub async fn serve_stdio(self) -> crate::Result<()> {
         self.build()?.serve_stdio().await
     }
+
+    /// Builds the server and serves it as the command line says: on standard input and
+    /// output by default, on Streamable HTTP with `--http ADDR` (feature `http`).
+    pub async fn serve(self) -> crate::Result<()> {
+        self.build()?.serve().await
+    }
+
+    /// Builds the server and serves Streamable HTTP at `addr` (feature `http`).
+    #[cfg(feature = "http")]
+    pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> crate::Result<()> {
+        self.build()?.serve_http(addr).await
+    }
 }
 
 /// A capability the server may declare.
@@ -393,4 +420,43 @@ fn initialize_result(
         result["instructions"] = instructions.into();
     }
     result.to_string()
+}
+
+/// The address of `--http ADDR` (or `--http=ADDR`), if given.
+fn http_address(mut args: impl Iterator<Item = String>) -> crate::Result<Option<String>> {
+    let Some(arg) = args.next() else {
+        return Ok(None);
+    };
+    if let Some(addr) = arg.strip_prefix("--http=") {
+        return Ok(Some(addr.to_owned()));
+    }
+    if arg == "--http" {
+        return args.next().map(Some).ok_or_else(|| {
+            crate::Error::Usage("--http needs an address, e.g. --http 127.0.0.1:8080".into())
+        });
+    }
+    Err(crate::Error::Usage(format!(
+        "unknown argument `{arg}`; run with no arguments for stdio, or --http ADDR"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_address;
+
+    fn parse(args: &[&str]) -> Result<Option<String>, String> {
+        http_address(args.iter().map(|a| (*a).to_owned())).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_command_line_picks_the_transport() {
+        assert_eq!(parse(&[]), Ok(None));
+        assert_eq!(
+            parse(&["--http", "127.0.0.1:1"]),
+            Ok(Some("127.0.0.1:1".into()))
+        );
+        assert_eq!(parse(&["--http=[::1]:2"]), Ok(Some("[::1]:2".into())));
+        assert!(parse(&["--http"]).is_err());
+        assert!(parse(&["--verbose"]).is_err());
+    }
 }

@@ -2,13 +2,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::outgoing::OutgoingRequests;
+use crate::auth::AuthInfo;
 use crate::context::Root;
 use crate::protocol::{Frame, Implementation, LogLevel, ProtocolVersion, RequestId};
 
@@ -164,6 +165,38 @@ impl Session {
             token.cancel();
         }
     }
+}
+
+/// Where the frames of one request go (its response stream), and what the transport knows
+/// about the request beyond its bytes.
+#[derive(Clone)]
+pub(crate) struct RequestChannel {
+    pub out: Outbound,
+    /// The caller's identity, when the transport authenticated it.
+    pub auth: Option<Arc<AuthInfo>>,
+    /// Control of the response stream, when the transport has one (Streamable HTTP).
+    pub stream: Option<Arc<dyn StreamControl>>,
+}
+
+impl RequestChannel {
+    pub(crate) fn new(out: Outbound) -> Self {
+        RequestChannel {
+            out,
+            auth: None,
+            stream: None,
+        }
+    }
+
+    pub(crate) fn send(&self, frame: Frame) {
+        self.out.send(frame);
+    }
+}
+
+/// A transport's response stream, as a handler may steer it.
+pub(crate) trait StreamControl: Send + Sync {
+    /// Ends the response stream now, asking the client to reconnect after `retry`; the
+    /// handler goes on and its later messages wait for the client to resume.
+    fn close(&self, retry: Option<std::time::Duration>);
 }
 
 /// The queue of serialised frames to one peer. Cloned into every task that may write.

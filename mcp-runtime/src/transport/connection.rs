@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use crate::protocol::{RpcError, error_frame};
-use crate::server::session::{Outbound, Session};
+use crate::server::session::{Outbound, RequestChannel, Session};
 use crate::server::{Routed, Server};
 
 /// One unit read from a connection.
@@ -27,6 +27,7 @@ pub(crate) async fn serve_connection(
     let session = Arc::new(Session::new(out.clone()));
     server.register_session(&session);
     let tracker = TaskTracker::new();
+    let channel = RequestChannel::new(out.clone());
     while let Some(item) = inbound.recv().await {
         let message = match item {
             Inbound::Message(message) => message,
@@ -40,7 +41,7 @@ pub(crate) async fn serve_connection(
                 continue;
             }
         };
-        match server.route(&session, &message, &out) {
+        match server.route(&session, &message, &channel) {
             Routed::Reply(frame) => {
                 if let Some(frame) = frame {
                     out.send(frame);

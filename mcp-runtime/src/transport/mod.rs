@@ -1,5 +1,10 @@
 //! Transports: they frame bytes and carry per-connection state; the dispatch is the server's.
 
 pub(crate) mod connection;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod memory;
 mod stdio;
+
+#[cfg(feature = "http")]
+pub(crate) use stdio::init_stderr_logging;

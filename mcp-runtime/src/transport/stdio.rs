@@ -49,7 +49,7 @@ impl Server {
     }
 }
 
-fn init_stderr_logging() {
+pub(crate) fn init_stderr_logging() {
     if tracing::dispatcher::has_been_set() {
         return;
     }

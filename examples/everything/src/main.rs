@@ -1,0 +1,31 @@
+//! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`)
+//! tests: every tool, resource, prompt and completion its server scenarios call, with the
+//! names, arguments and results they expect. The book's conformance chapter lists each
+//! scenario and how this server answers it.
+//!
+//! - `tools`: content of every type, a tool error, logging, progress, a response stream
+//!   closed mid-call;
+//! - `requests`: sampling and elicitation, including SEP-1034 defaults and SEP-1330 enums;
+//! - `resources`: text, binary, a template, and a resource that changes every 3 seconds;
+//! - `prompts`: plain, with arguments (and their completion), with a resource, with an image.
+//!
+//! Run it with `cargo run -p everything`; it speaks MCP on standard input and output.
+//! With `--http ADDR` it serves Streamable HTTP on `ADDR` (e.g. `127.0.0.1:3000`, endpoint `/mcp`).
+
+mod media;
+mod prompts;
+mod requests;
+mod resources;
+mod tools;
+
+#[mcp_runtime::main]
+async fn main() -> mcp_runtime::Result<()> {
+    let server = mcp_runtime::server!()
+        .title("MCP conformance fixture")
+        .instructions(
+            "The fixture of the MCP conformance suite: each tool, resource and prompt answers one scenario of the suite.",
+        )
+        .build()?;
+    resources::spawn_watched_resource_changes(&server);
+    server.serve().await
+}

@@ -1,0 +1,475 @@
+//! The endpoint's three methods. POST carries one message (or a 2025-03-26 batch) and is
+//! answered with JSON, or with an SSE stream when the handler sends anything before its
+//! response; GET opens the session's own stream; DELETE ends the session.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Extension;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{SseOptions, parse_event_id, sse_response};
+use super::sessions::HttpSession;
+use super::{HttpState, json_error, json_response};
+use crate::auth::AuthInfo;
+use crate::protocol::{Implementation, ProtocolVersion};
+use crate::server::Routed;
+use crate::server::session::{Negotiated, Outbound, RequestChannel, Session, StreamControl};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// What the POST body is, as far as the transport needs to know.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
+/// The shape of a POST body.
+enum Body_ {
+    /// One request: answered with its response.
+    Request { initialize: bool },
+    /// A notification, a response, or a batch of only those: answered with 202.
+    NoResponse,
+    /// A batch holding requests.
+    Batch,
+    /// Not JSON-RPC at all: answered with 400 and the error.
+    Malformed,
+}
+
+fn classify(body: &[u8]) -> Body_ {
+    let trimmed = body.trim_ascii_start();
+    if trimmed.first() == Some(&b'[') {
+        return match serde_json::from_slice::<Vec<Peek<'_>>>(trimmed) {
+            Ok(items) if items.iter().any(|p| p.method.is_some() && p.id.is_some()) => Body_::Batch,
+            Ok(items) if !items.is_empty() => Body_::NoResponse,
+            _ => Body_::Malformed,
+        };
+    }
+    match serde_json::from_slice::<Peek<'_>>(body) {
+        Ok(Peek {
+            method: Some(method),
+            id: Some(_),
+        }) => Body_::Request {
+            initialize: method == "initialize",
+        },
+        Ok(_) => Body_::NoResponse,
+        Err(_) => Body_::Malformed,
+    }
+}
+
+/// Whether an `Accept` header allows a media type (a missing header allows anything).
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()) else {
+        return true;
+    };
+    let (kind, _) = media.split_once('/').unwrap_or((media, ""));
+    accept.split(',').any(|item| {
+        let item = item.split(';').next().unwrap_or("").trim();
+        item == media || item == "*/*" || item == format!("{kind}/*")
+    })
+}
+
+/// The protocol revision a request names in `MCP-Protocol-Version`; absent means 2025-03-26,
+/// as the specification says. `Err` for a revision this server does not know.
+/// An HTTP refusal: the status and the message of its JSON-RPC error body.
+type Refusal = (StatusCode, String);
+
+fn refused((status, message): Refusal) -> Response<Body> {
+    json_error(status, &message)
+}
+
+fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
+    match headers.get(VERSION_HEADER) {
+        None => Ok(ProtocolVersion::V2025_03_26),
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "unsupported MCP-Protocol-Version {:?}; supported: {}",
+                        value,
+                        ProtocolVersion::HANDSHAKE
+                            .map(ProtocolVersion::as_str)
+                            .join(", ")
+                    ),
+                )
+            }),
+    }
+}
+
+fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+    let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "missing Mcp-Session-Id header: send `initialize` first and echo the id it returns"
+                .into(),
+        ));
+    };
+    state.sessions.get(id).ok_or_else(|| {
+        (
+            StatusCode::NOT_FOUND,
+            "unknown or expired session: send `initialize` to start a new one".into(),
+        )
+    })
+}
+
+/// Steers one POST's SSE response from inside the handler.
+struct HttpStreamControl {
+    close: CancellationToken,
+    retry: Arc<Mutex<Option<Duration>>>,
+}
+
+impl StreamControl for HttpStreamControl {
+    fn close(&self, retry: Option<Duration>) {
+        *self.retry.lock().unwrap_or_else(|p| p.into_inner()) = retry;
+        self.close.cancel();
+    }
+}
+
+pub(super) async fn post(
+    State(state): State<Arc<HttpState>>,
+    auth: Option<Extension<Arc<AuthInfo>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
+    let json_content = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .is_some_and(|c| c.trim_start().starts_with("application/json"));
+    if !json_content {
+        return json_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be JSON (Content-Type: application/json)",
+        );
+    }
+    let stateless = state.options.stateless;
+    if !accepts(&headers, "application/json")
+        || (!stateless && !accepts(&headers, "text/event-stream"))
+    {
+        return json_error(
+            StatusCode::NOT_ACCEPTABLE,
+            "the Accept header must allow both application/json and text/event-stream",
+        );
+    }
+    let version = match header_version(&headers) {
+        Ok(v) => v,
+        Err(refusal) => return refused(refusal),
+    };
+    let shape = classify(&body);
+    let (http_session, session, new_session) = if stateless {
+        (None, stateless_session(version), false)
+    } else if let Body_::Request { initialize: true } = shape
+        && headers.get(SESSION_HEADER).is_none()
+    {
+        match state
+            .sessions
+            .open(&state.server, &state.options.event_store)
+        {
+            Some(s) => {
+                let session = Arc::clone(&s.session);
+                (Some(s), session, true)
+            }
+            None => {
+                return json_error(StatusCode::INTERNAL_SERVER_ERROR, "cannot create a session");
+            }
+        }
+    } else {
+        match session_of(&state, &headers) {
+            Ok(s) => {
+                let session = Arc::clone(&s.session);
+                (Some(s), session, false)
+            }
+            Err(refusal) => return refused(refusal),
+        }
+    };
+    let permit = match &http_session {
+        Some(s) => match Arc::clone(&s.in_flight).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                return json_error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too many requests in flight for this session",
+                );
+            }
+        },
+        None => None,
+    };
+
+    let (out, mut frames) = Outbound::new();
+    let close = state.shutdown.child_token();
+    let close_retry = Arc::new(Mutex::new(None));
+    let channel = RequestChannel {
+        out,
+        auth: auth.map(|Extension(a)| a),
+        stream: Some(Arc::new(HttpStreamControl {
+            close: close.clone(),
+            retry: Arc::clone(&close_retry),
+        })),
+    };
+    let routed = state.server.route(&session, &body, &channel);
+    drop(channel);
+
+    let mut response = match routed {
+        Routed::Reply(Some(frame)) => match shape {
+            Body_::Malformed => json_response(StatusCode::BAD_REQUEST, frame),
+            _ => json_response(StatusCode::OK, frame),
+        },
+        Routed::Reply(None) => accepted(),
+        Routed::Deferred(call) => {
+            let (done_tx, mut done) = oneshot::channel();
+            state.tasks.spawn(async move {
+                let frame = call.await;
+                let _ = done_tx.send(frame);
+                drop(permit);
+            });
+            // The first thing the handler sends decides the response: its response alone is
+            // plain JSON; anything before it (progress, logs, requests to the client) opens
+            // an SSE stream.
+            enum First {
+                Finished(Result<Option<Vec<u8>>, oneshot::error::RecvError>),
+                Message(Option<Vec<u8>>),
+            }
+            // Messages are looked at before the response, so none sent before it is lost.
+            let first = tokio::select! {
+                biased;
+                Some(frame) = frames.recv() => First::Message(Some(frame)),
+                finished = &mut done => First::Finished(finished),
+                () = close.cancelled() => First::Message(None),
+            };
+            match (first, &http_session) {
+                (First::Finished(Ok(Some(frame))), _) => json_response(StatusCode::OK, frame),
+                (First::Finished(Ok(None)), _) => accepted(),
+                (First::Finished(Err(_)), _) => {
+                    json_error(StatusCode::INTERNAL_SERVER_ERROR, "the handler stopped")
+                }
+                (First::Message(first), Some(http_session)) => stream_response(
+                    &state,
+                    http_session,
+                    &session,
+                    first,
+                    frames,
+                    done,
+                    close,
+                    close_retry,
+                ),
+                // Stateless: no stream carries anything but the response.
+                (First::Message(_), None) => match done.await {
+                    Ok(Some(frame)) => json_response(StatusCode::OK, frame),
+                    _ => accepted(),
+                },
+            }
+        }
+    };
+    if let Some(s) = &http_session
+        && new_session
+        && s.session.negotiated().is_none()
+    {
+        // `initialize` failed: the session it opened is dropped at once.
+        state.sessions.remove(&s.id);
+        return response;
+    }
+    if new_session
+        && let Some(s) = &http_session
+        && let Ok(value) = HeaderValue::from_str(&s.id)
+    {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
+fn accepted() -> Response<Body> {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// A session for one stateless request: initialised at the revision the request names.
+fn stateless_session(version: ProtocolVersion) -> Arc<Session> {
+    let (notifications, _) = Outbound::new();
+    let session = Arc::new(Session::new(notifications));
+    session.initialize(Negotiated {
+        version,
+        client_info: Implementation::default(),
+        client_capabilities: Default::default(),
+    });
+    session
+}
+
+static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// Answers a POST with an SSE stream: a task moves the handler's messages and its response
+/// into the event store, and the response follows the store, so a client that loses the
+/// stream resumes it with `Last-Event-ID`.
+#[allow(clippy::too_many_arguments)]
+fn stream_response(
+    state: &Arc<HttpState>,
+    http_session: &Arc<HttpSession>,
+    session: &Session,
+    first: Option<Vec<u8>>,
+    mut frames: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    mut done: oneshot::Receiver<Option<Vec<u8>>>,
+    close: CancellationToken,
+    close_retry: Arc<Mutex<Option<Duration>>>,
+) -> Response<Body> {
+    let stream = format!(
+        "{}-{}",
+        http_session.id,
+        STREAM_COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    http_session.add_stream(&stream);
+    let store = Arc::clone(&state.options.event_store);
+    {
+        let store = Arc::clone(&store);
+        let stream = stream.clone();
+        state.tasks.spawn(async move {
+            if let Some(frame) = first {
+                store.append(&stream, frame);
+            }
+            loop {
+                tokio::select! {
+                    biased;
+                    // A closed channel (the handler's context is gone) disables this arm.
+                    Some(frame) = frames.recv() => {
+                        if !frame.is_empty() {
+                            store.append(&stream, frame);
+                        }
+                    }
+                    finished = &mut done => {
+                        while let Ok(frame) = frames.try_recv() {
+                            store.append(&stream, frame);
+                        }
+                        if let Ok(Some(frame)) = finished {
+                            store.append(&stream, frame);
+                        }
+                        store.complete(&stream);
+                        return;
+                    }
+                }
+            }
+        });
+    }
+    let priming = session
+        .negotiated()
+        .is_some_and(|n| n.version.has_icons())
+        .then_some(state.options.sse_retry);
+    sse_response(
+        store,
+        stream,
+        0,
+        SseOptions {
+            priming_retry: priming,
+            close,
+            close_retry,
+            on_end: None,
+        },
+    )
+}
+
+pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response<Body> {
+    if state.options.stateless {
+        return method_not_allowed(
+            "a stateless server has no stream to open; POST messages instead",
+        );
+    }
+    if !accepts(&headers, "text/event-stream") {
+        return json_error(
+            StatusCode::NOT_ACCEPTABLE,
+            "the Accept header must allow text/event-stream",
+        );
+    }
+    if let Err(refusal) = header_version(&headers) {
+        return refused(refusal);
+    }
+    let http_session = match session_of(&state, &headers) {
+        Ok(s) => s,
+        Err(refusal) => return refused(refusal),
+    };
+    let store = Arc::clone(&state.options.event_store);
+    let resume = headers.get("last-event-id").and_then(|h| h.to_str().ok());
+    let (stream, after) = match resume {
+        Some(id) => match parse_event_id(id) {
+            Some((stream, seq)) if http_session.owns_stream(stream) => (stream.to_owned(), seq),
+            _ => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("Last-Event-ID {id:?} names no stream of this session"),
+                );
+            }
+        },
+        None => {
+            let stream = http_session.standalone.clone();
+            let last = store.last(&stream);
+            (stream, last)
+        }
+    };
+    let on_end: Option<Box<dyn FnOnce() + Send>> = if stream == http_session.standalone {
+        // One standalone stream at a time: a message must not go out on two streams.
+        if http_session.standalone_open.swap(true, Ordering::AcqRel) {
+            return json_error(
+                StatusCode::CONFLICT,
+                "this session's stream is already open",
+            );
+        }
+        let http_session = Arc::clone(&http_session);
+        Some(Box::new(move || {
+            http_session.standalone_open.store(false, Ordering::Release)
+        }))
+    } else {
+        None
+    };
+    let priming = http_session
+        .session
+        .negotiated()
+        .is_some_and(|n| n.version.has_icons())
+        .then_some(state.options.sse_retry);
+    sse_response(
+        store,
+        stream,
+        after,
+        SseOptions {
+            priming_retry: priming,
+            close: state.shutdown.child_token(),
+            close_retry: Arc::new(Mutex::new(None)),
+            on_end,
+        },
+    )
+}
+
+pub(super) async fn delete(
+    State(state): State<Arc<HttpState>>,
+    headers: HeaderMap,
+) -> Response<Body> {
+    if state.options.stateless {
+        return method_not_allowed("a stateless server has no session to end");
+    }
+    let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
+        return json_error(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header");
+    };
+    if state.sessions.remove(id) {
+        Response::new(Body::empty())
+    } else {
+        json_error(StatusCode::NOT_FOUND, "unknown or expired session")
+    }
+}
+
+fn method_not_allowed(message: &str) -> Response<Body> {
+    let mut response = json_error(StatusCode::METHOD_NOT_ALLOWED, message);
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}

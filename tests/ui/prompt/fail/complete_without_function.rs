@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[prompt(complete(language))]
+fn code_review(language: String) -> String {
+    format!("Review the {language} code.")
+}
+
+fn main() {}

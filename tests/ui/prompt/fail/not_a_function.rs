@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[prompt]
+struct CodeReview {
+    branch: String,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[resource("file:///notes.txt", audience(user, system))]
+fn notes() -> String {
+    "remember the milk".to_owned()
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[resource("file:///notes.txt", mime_type = "text/plain")]
+fn notes() -> String {
+    "remember the milk".to_owned()
+}
+
+fn main() {}
