@@ -1,10 +1,13 @@
-//! MCP clients not written here, talking to the example servers over real pipes.
+//! MCP clients not written here, talking to the example servers over real pipes, and to
+//! the catalogue server over HTTP.
 //!
 //! The Python SDK is taken from `MCP_TEST_PYTHON` (a Python with the `mcp` package, which
 //! `./run-tests` prepares), else `python3`.
 
+use std::ffi::OsStr;
 use std::process::Command;
 
+use mcp_tests::http::HttpServer;
 use mcp_tests::{workspace_binary, workspace_root};
 
 fn python() -> String {
@@ -13,11 +16,22 @@ fn python() -> String {
 
 /// Runs one of the Python client scripts against an example's binary.
 fn run_python_client(script: &str, example: &str) {
-    let binary = workspace_binary(example);
+    run_python_script(script, workspace_binary(example).as_os_str(), &[]);
+}
+
+/// Like [`run_python_client`], with more arguments for the script.
+fn run_python_client_with(script: &str, example: &str, extra: &[&str]) {
+    run_python_script(script, workspace_binary(example).as_os_str(), extra);
+}
+
+/// Runs one of the Python client scripts with an argument (a server binary or a URL) and
+/// any more it takes.
+fn run_python_script(script: &str, argument: &OsStr, extra: &[&str]) {
     let script = workspace_root().join("tests/clients").join(script);
     let output = Command::new(python())
         .arg(&script)
-        .arg(&binary)
+        .arg(argument)
+        .args(extra)
         .output()
         .expect("run the Python SDK client (./run-tests installs it)");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -31,8 +45,13 @@ fn run_python_client(script: &str, example: &str) {
 }
 
 #[test]
-fn the_python_sdk_lists_and_calls_the_quickstart_tools() {
+fn the_python_sdk_lists_and_calls_the_quickstart_tools_in_the_stateless_era() {
     run_python_client("python_sdk_client.py", "quickstart");
+}
+
+#[test]
+fn the_python_sdk_lists_and_calls_the_quickstart_tools_after_the_handshake() {
+    run_python_client_with("python_sdk_client.py", "quickstart", &["legacy"]);
 }
 
 #[test]
@@ -43,4 +62,10 @@ fn the_python_sdk_reads_templates_and_gets_prompts_from_the_database_example() {
 #[test]
 fn the_python_sdk_answers_roots_sampling_and_elicitation_for_the_files_example() {
     run_python_client("python_sdk_files.py", "files");
+}
+
+#[test]
+fn the_python_sdk_lists_and_calls_tools_over_the_legacy_http_sse_transport() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    run_python_script("python_sdk_legacy_sse.py", server.url("/sse").as_ref(), &[]);
 }

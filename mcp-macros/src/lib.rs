@@ -13,8 +13,11 @@ use proc_macro::TokenStream;
 /// Turns a function into an MCP tool.
 ///
 /// Grammar: `#[tool]` or `#[tool(key = value, …)]` with the keys `name = "…"`, `title = "…"`,
-/// `description = "…"`, `args`, and `annotations(read_only, destructive, idempotent,
-/// open_world)` (each flag alone means `true`; `flag = false` states the opposite). The
+/// `description = "…"`, `args`, `icon(…)`, `meta = "{…}"`, `input_schema = function`,
+/// `schema_profile = "…"` (one of `default`, `anthropic`, `gemini`, `openai-strict`,
+/// `draft-07`: the tool's schemas are always sent in that profile, whatever the client), and
+/// `annotations(read_only, destructive, idempotent, open_world)` (each flag alone means
+/// `true`; `flag = false` states the opposite). The
 /// function's doc comment is the tool's description and each parameter's doc comment its
 /// property's description; a `Context` parameter is recognised by type and is not an argument.
 /// See `mcp_runtime`'s documentation and the book's attribute reference.

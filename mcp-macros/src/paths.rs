@@ -60,6 +60,7 @@ private_paths! {
     list_function => ListFunction;
     role => Role;
     json_value => serde_json::Value;
+    schema_profile => SchemaProfile;
 }
 
 /// The same path as a string, for `#[serde(crate = "…")]`-style attributes.

@@ -39,6 +39,7 @@ mod registry;
 mod resource;
 pub mod schema;
 mod server;
+pub mod testing;
 mod transport;
 mod uri_template;
 
@@ -66,6 +67,7 @@ pub use registry::{
     ResourceLister, ResourceRequest, SourceLocation, Tool, ToolDescriptor, ToolFuture,
 };
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
+pub use schema::SchemaProfile;
 pub use server::{
     DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, Server,
     ServerBuilder,
@@ -102,6 +104,8 @@ mod book {
     struct Quickstart;
     #[doc = include_str!("../../book/src/tools.md")]
     struct Tools;
+    #[doc = include_str!("../../book/src/schemas.md")]
+    struct Schemas;
 }
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
@@ -129,6 +133,7 @@ pub mod __private {
     pub use crate::registry::{
         Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
     };
+    pub use crate::schema::SchemaProfile;
 
     /// How a tool reads its arguments: their `inputSchema` and their parser.
     ///

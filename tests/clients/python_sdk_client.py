@@ -1,6 +1,9 @@
 """The official MCP Python SDK, as a real client, against a server binary over stdio.
 
-Usage: python_sdk_client.py SERVER_BINARY
+Usage: python_sdk_client.py SERVER_BINARY [legacy]
+
+With `legacy`, the client uses the initialize handshake; otherwise it probes `server/discover`
+and speaks the stateless era (2026-07-28) when the server offers it.
 
 Lists the quickstart server's tools and calls them: a plain result, structured output, a tool
 error, and a tool that reports progress and logs. Prints a transcript; exits non-zero when
@@ -20,7 +23,7 @@ def check(condition, what):
         sys.exit(1)
 
 
-async def main(binary: str) -> None:
+async def main(binary: str, mode: str) -> None:
     logs = []
     progress = []
 
@@ -31,9 +34,13 @@ async def main(binary: str) -> None:
         progress.append((value, total, message))
 
     params = StdioServerParameters(command=binary, args=[])
-    async with Client(params, logging_callback=on_log) as client:
+    # `log_level` asks for log messages on every stateless-era (2026-07-28) request; the
+    # handshake era asks once, with logging/setLevel.
+    async with Client(params, logging_callback=on_log, log_level="debug", mode=mode) as client:
         info = client.server_info
         print(f"connected to {info.name} {info.version}, protocol {client.protocol_version}")
+        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        check(client.protocol_version == expected, f"the {mode} mode speaks {expected}")
         check(info.name == "quickstart", "serverInfo names the quickstart crate")
         check(client.instructions and "Arithmetic" in client.instructions, "instructions")
 
@@ -62,7 +69,8 @@ async def main(binary: str) -> None:
         print(f"tools/call add(1, \"two\") -> isError={result.is_error}: {result.content[0].text}")
         check(result.is_error and "`b`" in result.content[0].text, "a bad argument names the field")
 
-        await client.set_logging_level("debug")
+        if client.protocol_version != "2026-07-28":
+            await client.set_logging_level("debug")
         result = await client.call_tool("countdown", {"from": 3}, progress_callback=on_progress)
         print(f"tools/call countdown(3) -> {result.content[0].text}; progress {progress}; logs {logs}")
         check(result.content[0].text == "counted down from 3", "countdown answers")
@@ -75,4 +83,4 @@ async def main(binary: str) -> None:
 if __name__ == "__main__":
     # logging/setLevel is deprecated from 2026-07-28 on; this session speaks 2025-11-25.
     warnings.filterwarnings("ignore", message="The logging capability is deprecated")
-    anyio.run(main, sys.argv[1])
+    anyio.run(main, sys.argv[1], "legacy" if sys.argv[2:] == ["legacy"] else "auto")

@@ -1,31 +1,120 @@
-//! The catalogue server: every kind of tool, prompt and resource, over stdio.
-//! `PAGE_SIZE` and `MAX_MESSAGE_BYTES` in the environment set those limits.
+//! The catalogue server: every kind of tool, prompt and resource, over stdio, or over
+//! Streamable HTTP with `--http ADDR`.
+//!
+//! `PAGE_SIZE`, `MAX_MESSAGE_BYTES` and `CLIENT_TIMEOUT_MS` in the environment set those
+//! limits. Over HTTP these set the endpoint's options:
+//!
+//! | Variable | Option |
+//! |---|---|
+//! | `SESSION_IDLE_MS` | `session_idle_timeout` |
+//! | `HTTP_STATELESS=1` | `stateless(true)` |
+//! | `HTTP_MAX_BODY_BYTES` | `max_body_bytes` |
+//! | `HTTP_MAX_IN_FLIGHT` | `max_in_flight_per_session` |
+//! | `HTTP_MAX_SESSIONS` | `max_sessions` |
+//! | `HTTP_SSE_RETRY_MS` | `sse_retry` |
+//! | `HTTP_ALLOWED_HOSTS`, `HTTP_ALLOWED_ORIGINS` (comma-separated) | `allowed_hosts`, `allowed_origins` |
+//! | `HTTP_AUTH_TOKEN` | `auth`: exactly this bearer token is valid, for the caller `tester` |
+//! | `HTTP_AUTH_SCOPES` (space-separated, default `mcp`) | the scopes that token grants |
+//! | `HTTP_REQUIRED_SCOPES` (space-separated) | `required_scopes` |
+//! | `HTTP_AUTHORIZATION_SERVERS` (space-separated) | `authorization_servers` |
 
 #[path = "catalogue_items.rs"]
 mod items;
 
+use std::time::Duration;
+
+use mcp_runtime::AuthInfo;
+use mcp_runtime::http::{AuthRejection, HttpOptions};
+
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
-    let page_size = std::env::var("PAGE_SIZE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(mcp_runtime::DEFAULT_PAGE_SIZE);
-    let max_message_bytes = std::env::var("MAX_MESSAGE_BYTES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(mcp_runtime::DEFAULT_MAX_MESSAGE_BYTES);
-    let client_timeout = std::env::var("CLIENT_TIMEOUT_MS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .map_or(
-            mcp_runtime::DEFAULT_CLIENT_REQUEST_TIMEOUT,
-            std::time::Duration::from_millis,
-        );
-    mcp_runtime::server!()
+    let page_size = number("PAGE_SIZE").unwrap_or(mcp_runtime::DEFAULT_PAGE_SIZE);
+    let max_message_bytes =
+        number("MAX_MESSAGE_BYTES").unwrap_or(mcp_runtime::DEFAULT_MAX_MESSAGE_BYTES);
+    let client_timeout = number("CLIENT_TIMEOUT_MS").map_or(
+        mcp_runtime::DEFAULT_CLIENT_REQUEST_TIMEOUT,
+        Duration::from_millis,
+    );
+    let builder = mcp_runtime::server!()
         .instructions("A catalogue of every kind of tool.")
         .client_request_timeout(client_timeout)
         .page_size(page_size)
-        .max_message_bytes(max_message_bytes)
-        .serve()
-        .await
+        .max_message_bytes(max_message_bytes);
+    match http_address() {
+        Some(addr) => builder.build()?.serve_http_with(addr, http_options()).await,
+        None => builder.serve().await,
+    }
+}
+
+/// The address after `--http` (or in `--http=ADDR`), when given.
+fn http_address() -> Option<String> {
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if let Some(addr) = arg.strip_prefix("--http=") {
+            return Some(addr.to_owned());
+        }
+        if arg == "--http" {
+            return args.next();
+        }
+    }
+    None
+}
+
+fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|s| s.parse().ok())
+}
+
+fn list(name: &str, separator: char) -> Option<Vec<String>> {
+    std::env::var(name).ok().map(|s| {
+        s.split(separator)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    })
+}
+
+fn http_options() -> HttpOptions {
+    let mut options = HttpOptions::default();
+    if let Some(ms) = number("SESSION_IDLE_MS") {
+        options = options.session_idle_timeout(Duration::from_millis(ms));
+    }
+    if std::env::var("HTTP_STATELESS").is_ok_and(|v| v == "1") {
+        options = options.stateless(true);
+    }
+    if let Some(bytes) = number("HTTP_MAX_BODY_BYTES") {
+        options = options.max_body_bytes(bytes);
+    }
+    if let Some(requests) = number("HTTP_MAX_IN_FLIGHT") {
+        options = options.max_in_flight_per_session(requests);
+    }
+    if let Some(sessions) = number("HTTP_MAX_SESSIONS") {
+        options = options.max_sessions(sessions);
+    }
+    if let Some(ms) = number("HTTP_SSE_RETRY_MS") {
+        options = options.sse_retry(Duration::from_millis(ms));
+    }
+    if let Some(hosts) = list("HTTP_ALLOWED_HOSTS", ',') {
+        options = options.allowed_hosts(hosts);
+    }
+    if let Some(origins) = list("HTTP_ALLOWED_ORIGINS", ',') {
+        options = options.allowed_origins(origins);
+    }
+    if let Ok(expected) = std::env::var("HTTP_AUTH_TOKEN") {
+        let scopes = list("HTTP_AUTH_SCOPES", ' ').unwrap_or_else(|| vec!["mcp".into()]);
+        options = options.auth(move |token: &str| {
+            if token == expected {
+                Ok(AuthInfo::new("tester").scopes(scopes.clone()))
+            } else {
+                Err(AuthRejection::InvalidToken("unknown token".into()))
+            }
+        });
+    }
+    if let Some(scopes) = list("HTTP_REQUIRED_SCOPES", ' ') {
+        options = options.required_scopes(scopes);
+    }
+    if let Some(servers) = list("HTTP_AUTHORIZATION_SERVERS", ' ') {
+        options = options.authorization_servers(servers);
+    }
+    options
 }

@@ -564,3 +564,56 @@ async fn ping_client(ctx: Context) -> Result<&'static str, ToolError> {
     ctx.ping().await?;
     Ok("pong")
 }
+
+// ---------------------------------------------------------------------------------------
+// Transport behaviour
+
+/// Says who the caller is, as the transport authenticated them.
+#[tool]
+fn whoami(ctx: Context) -> String {
+    match ctx.auth() {
+        Some(caller) => format!("{} [{}]", caller.subject, caller.scopes.join(" ")),
+        None => "anonymous".into(),
+    }
+}
+
+/// Reports progress `steps` times, pausing between reports; cancellable.
+#[tool]
+async fn slow_progress(
+    ctx: Context,
+    /// How many reports.
+    steps: u32,
+    /// The pause between two reports, in milliseconds.
+    pause_ms: u64,
+) -> &'static str {
+    for step in 1..=steps {
+        if step > 1 {
+            mcp_runtime::tokio::select! {
+                () = mcp_runtime::tokio::time::sleep(Duration::from_millis(pause_ms)) => {}
+                () = ctx.cancelled() => return "cancelled",
+            }
+        }
+        ctx.progress(
+            f64::from(step),
+            Some(f64::from(steps)),
+            format!("step {step}"),
+        )
+        .await;
+    }
+    "finished"
+}
+
+/// Reports progress, closes its response stream (over HTTP; the client resumes it), then
+/// reports more progress and answers.
+#[tool]
+async fn close_stream_midway(ctx: Context) -> &'static str {
+    ctx.progress(1.0, Some(3.0), "before closing".to_owned())
+        .await;
+    ctx.close_stream(Some(Duration::from_millis(50)));
+    mcp_runtime::tokio::time::sleep(Duration::from_millis(100)).await;
+    ctx.progress(2.0, Some(3.0), "after closing".to_owned())
+        .await;
+    ctx.progress(3.0, Some(3.0), "about to answer".to_owned())
+        .await;
+    "answered after the stream was closed"
+}

@@ -1,5 +1,8 @@
-//! Test support: a client that drives a server binary over real pipes, and the official
-//! schemas of each protocol revision as validators.
+//! Test support: a client that drives a server binary over real pipes, an HTTP/1.1 client
+//! for servers over Streamable HTTP ([`http`]), and the official schemas of each protocol
+//! revision as validators.
+
+pub mod http;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -16,6 +16,7 @@ mod media;
 mod prompts;
 mod requests;
 mod resources;
+mod round_trips;
 mod tools;
 
 #[mcp_runtime::main]

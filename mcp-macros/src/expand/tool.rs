@@ -38,6 +38,13 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     let tool_output = paths::tool_output();
     let tool_output_of = paths::tool_output_of();
     let submit = paths::submit_tool();
+    let schema_profile = match &m.schema_profile {
+        Some(variant) => {
+            let profile = paths::schema_profile();
+            quote!(::core::option::Option::Some(#profile::#variant))
+        }
+        None => quote!(::core::option::Option::None),
+    };
 
     let func = &m.func;
     let vis = &func.vis;
@@ -204,6 +211,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                     meta: #meta,
                     input_schema: #input_schema_fn,
                     output_schema: __MCP_OUTPUT.output_schema,
+                    schema_profile: #schema_profile,
                     call: __mcp_call,
                     location: #source_location { file: ::core::file!(), line: #line },
                 };

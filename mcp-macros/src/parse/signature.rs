@@ -147,7 +147,7 @@ impl WrittenParams {
 /// report it again.
 pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Item) {
     let noun = item.noun();
-    if let Some(unsafety) = &sig.unsafety {
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         cx.error_spanned_by(
             unsafety,
             format!("a {noun} cannot be an `unsafe fn`: clients call it with any arguments; make it safe and use `unsafe` blocks inside"),

@@ -20,8 +20,17 @@ const KEYS: &[&str] = &[
     "icon",
     "meta",
     "input_schema",
+    "schema_profile",
 ];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
+/// The built-in schema profiles by name, with their `SchemaProfile` variants.
+const SCHEMA_PROFILES: &[(&str, &str)] = &[
+    ("default", "Default"),
+    ("anthropic", "Anthropic"),
+    ("gemini", "Gemini"),
+    ("openai-strict", "OpenAiStrict"),
+    ("draft-07", "Draft07"),
+];
 
 /// A validated `#[tool]` function.
 pub(crate) struct ToolModel {
@@ -37,6 +46,8 @@ pub(crate) struct ToolModel {
     pub meta: Option<syn::LitStr>,
     /// A function giving the input schema as written, instead of the derived one.
     pub input_schema: Option<syn::Path>,
+    /// The `SchemaProfile` variant the tool is always sent in.
+    pub schema_profile: Option<syn::Ident>,
     pub params: Vec<Param>,
     /// Whether the single non-context parameter is the whole argument object.
     pub args_struct: bool,
@@ -102,6 +113,7 @@ pub(crate) fn parse(
             icons: attr.icons,
             meta: attr.meta,
             input_schema: attr.input_schema,
+            schema_profile: attr.schema_profile,
             params,
             args_struct,
             return_type,
@@ -119,6 +131,7 @@ struct ToolAttr {
     icons: Vec<Icon>,
     meta: Option<syn::LitStr>,
     input_schema: Option<syn::Path>,
+    schema_profile: Option<syn::Ident>,
 }
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -132,6 +145,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
     let mut open_world = Attr::none(cx, "open_world");
     let mut meta_json = Attr::none(cx, "meta");
     let mut input_schema = Attr::none(cx, "input_schema");
+    let mut schema_profile = Attr::none(cx, "schema_profile");
     let mut icons = Vec::new();
 
     let parser = syn::meta::parser(|meta| {
@@ -156,6 +170,13 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
             "meta" => {
                 if let Some(lit) = string_value(cx, &meta, "{\"team\": \"search\"}")? {
                     meta_json.set(&meta.path, lit);
+                }
+            }
+            "schema_profile" => {
+                if let Some(lit) = string_value(cx, &meta, "anthropic")?
+                    && let Some(variant) = schema_profile_variant(cx, &lit)
+                {
+                    schema_profile.set(&meta.path, variant);
                 }
             }
             "input_schema" => {
@@ -228,6 +249,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         icons,
         meta: meta_json.get(),
         input_schema: input_schema.get(),
+        schema_profile: schema_profile.get(),
         annotations: Annotations {
             read_only: read_only.get(),
             destructive: destructive.get(),
@@ -235,6 +257,31 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
             open_world: open_world.get(),
         },
     }
+}
+
+/// The `SchemaProfile` variant a profile name stands for; an unknown name is reported at the
+/// string, with the names there are.
+fn schema_profile_variant(cx: &Ctxt, lit: &syn::LitStr) -> Option<syn::Ident> {
+    let value = lit.value();
+    if let Some((_, variant)) = SCHEMA_PROFILES.iter().find(|(name, _)| *name == value) {
+        return Some(syn::Ident::new(variant, lit.span()));
+    }
+    let names: Vec<&str> = SCHEMA_PROFILES.iter().map(|(name, _)| *name).collect();
+    let close = suggestion(&value.to_ascii_lowercase(), &names);
+    let close = if close.starts_with("; did you mean") {
+        format!("{close} The")
+    } else {
+        "; the".to_owned()
+    };
+    let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    cx.error_spanned_by(
+        lit,
+        format!(
+            "unknown schema profile `{value}`{close} profiles are {}; a custom one is set on the server builder",
+            listed.join(", ")
+        ),
+    );
+    None
 }
 
 /// MCP 2025-11-25: tool names are 1 to 128 characters of `A-Z a-z 0-9 _ - .`.

@@ -48,6 +48,13 @@ pub enum ClientError {
     InvalidRequest(String),
     /// The connection to the client closed before it answered.
     Disconnected,
+    /// A stateless (2026-07-28) request needs the client's answer first: the call ends here
+    /// with an `InputRequiredResult`, and runs again when the client retries with the answer.
+    /// Let it propagate (`?`); whatever the handler returns instead is not sent.
+    InputRequired {
+        /// The method asked.
+        method: &'static str,
+    },
 }
 
 impl fmt::Display for ClientError {
@@ -70,6 +77,10 @@ impl fmt::Display for ClientError {
             }
             ClientError::InvalidRequest(problem) => f.write_str(problem),
             ClientError::Disconnected => f.write_str("the client disconnected before answering"),
+            ClientError::InputRequired { method } => write!(
+                f,
+                "the client must answer `{method}` first; the request resumes when it does"
+            ),
         }
     }
 }
@@ -108,12 +119,16 @@ impl Context {
 
     pub(crate) fn require(
         &self,
-        path: &[&str],
+        path: &[&'static str],
         capability: &'static str,
     ) -> Result<(), ClientError> {
         if self.client_supports(path) {
             Ok(())
         } else {
+            if let Some(round_trip) = &self.inner.out.round_trip {
+                // Should the handler fail for it, the stateless answer names the capability.
+                round_trip.note_missing(path);
+            }
             Err(ClientError::NotSupported { capability })
         }
     }
@@ -125,6 +140,13 @@ impl Context {
         params: &impl Serialize,
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
+        if let Some(round_trip) = &self.inner.out.round_trip {
+            let params = serde_json::to_value(params)
+                .map_err(|e| ClientError::InvalidRequest(e.to_string()))?;
+            return round_trip
+                .answer(method, params)
+                .ok_or(ClientError::InputRequired { method });
+        }
         let timeout = timeout
             .or_else(|| self.server().map(crate::Server::client_request_timeout))
             .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT);
@@ -154,8 +176,26 @@ impl Context {
         answer.map_err(|error| ClientError::Rejected { method, error })
     }
 
+    /// Names the requests to the client this handler makes next, in the order it makes them:
+    /// in a stateless (2026-07-28) request they are the keys of `inputRequests` and of the
+    /// client's `inputResponses` (unnamed ones are keyed `<method>-<n>`). Call it before
+    /// asking, the same way on every run. Without effect in the handshake era.
+    pub fn name_inputs<I, K>(&self, keys: I)
+    where
+        I: IntoIterator<Item = K>,
+        K: Into<String>,
+    {
+        if let Some(round_trip) = &self.inner.out.round_trip {
+            round_trip.name_inputs(keys.into_iter().map(Into::into).collect());
+        }
+    }
+
     /// Checks that the client is alive (`ping`).
     pub async fn ping(&self) -> Result<(), ClientError> {
+        if self.inner.out.round_trip.is_some() {
+            // A stateless request has no channel back to ping; the client is there.
+            return Ok(());
+        }
         self.request_client("ping", &serde_json::json!({}), None)
             .await
             .map(drop)

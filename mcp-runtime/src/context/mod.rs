@@ -237,8 +237,9 @@ impl Context {
     }
 
     fn log_to(&self, level: LogLevel, logger: Option<&str>, data: Value) {
-        if level < self.inner.session.log_level() {
-            return;
+        match self.inner.session.log_level() {
+            Some(least) if level >= least => {}
+            _ => return,
         }
         let params = LoggingMessageParams {
             level,

@@ -25,6 +25,12 @@ pub mod code {
     pub const INTERNAL_ERROR: i32 = -32603;
     /// The resource does not exist (handshake-era revisions).
     pub const RESOURCE_NOT_FOUND: i32 = -32002;
+    /// An HTTP header disagrees with the body (2026-07-28).
+    pub const HEADER_MISMATCH: i32 = -32020;
+    /// The request needs a client capability the client did not declare (2026-07-28).
+    pub const MISSING_CLIENT_CAPABILITY: i32 = -32021;
+    /// The request's protocol version is not supported (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 }
 
 /// A request id: a string or an integer, echoed exactly as the client sent it.

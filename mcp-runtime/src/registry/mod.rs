@@ -376,8 +376,16 @@ pub(crate) struct Catalogue {
 }
 
 impl Catalogue {
+    /// A tool by its name, or by the short name a profile's name-length limit gave it.
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<CatalogueTool>> {
-        self.tool_index.get(name).map(|&i| &self.tools[i])
+        self.tool_index
+            .get(name)
+            .map(|&i| &self.tools[i])
+            .or_else(|| {
+                self.tools
+                    .iter()
+                    .find(|t| crate::schema::is_short_name_of(name, t.descriptor.name))
+            })
     }
 
     pub(crate) fn prompt(&self, name: &str) -> Option<&Arc<CataloguePrompt>> {

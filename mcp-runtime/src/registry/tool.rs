@@ -1,8 +1,9 @@
 //! Tools in the catalogue: the descriptor `#[tool]` generates, the raw arguments of a call,
-//! and the tool's wire form built once per protocol revision.
+//! and the tool's wire form built once per protocol revision and schema profile.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -12,7 +13,7 @@ use super::{CatalogueError, Icon, SourceLocation, parse_meta, wire_per_version};
 use crate::content::CallToolResult;
 use crate::context::Context;
 use crate::protocol::{ProtocolVersion, ToolAnnotations};
-use crate::schema;
+use crate::schema::{self, SchemaProfile, ServerProfiles};
 
 /// The future a tool's call shim returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send + 'static>>;
@@ -37,6 +38,9 @@ pub struct ToolDescriptor {
     pub input_schema: fn() -> Value,
     /// Builds the `outputSchema`, for tools with structured output (called once per server).
     pub output_schema: fn() -> Option<Value>,
+    /// The schema profile this tool is always sent in (`#[tool(schema_profile = "…")]`),
+    /// whatever the server or the client's session would choose.
+    pub schema_profile: Option<SchemaProfile>,
     /// Calls the function with the raw arguments.
     pub call: fn(Context, Arguments) -> ToolFuture,
     /// Where the function is defined.
@@ -86,11 +90,21 @@ impl Arguments {
     }
 
     /// Deserialises the arguments; on failure, the tool error naming the offending field.
+    ///
+    /// A property given as `null` that its field refuses (a `#[serde(default)]` field that is
+    /// not an `Option`) is read as not given: clients in OpenAI's strict mode send `null` for
+    /// every optional property they leave out.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, CallToolResult> {
         let text = self.raw.as_deref().map_or("{}", RawValue::get);
         let text = if text == "null" { "{}" } else { text };
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        serde_path_to_error::deserialize(de).or_else(|e| {
+            // Only the failure path pays for the retry, and only when a null is involved.
+            if text.contains("null")
+                && let Some(parsed) = parse_without_refused_nulls(text, e.path())
+            {
+                return Ok(parsed);
+            }
             let path = e.path().to_string();
             let inner = e.into_inner();
             let message = strip_position(&inner.to_string()).to_owned();
@@ -99,9 +113,51 @@ impl Arguments {
             } else {
                 format!("invalid arguments: `{path}`: {message}")
             };
-            CallToolResult::error(message)
+            Err(CallToolResult::error(message))
         })
     }
+}
+
+/// How many refused `null`s one call may have dropped before its error stands.
+const MAX_DROPPED_NULLS: usize = 64;
+
+/// Deserialises again after removing the member at `path` when it is `null`, and so on for
+/// each `null` the next attempt refuses; `None` when the failure is anything else.
+fn parse_without_refused_nulls<T: DeserializeOwned>(
+    text: &str,
+    path: &serde_path_to_error::Path,
+) -> Option<T> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
+    let mut path = path.clone();
+    for _ in 0..MAX_DROPPED_NULLS {
+        remove_null_member(&mut value, &path)?;
+        match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(parsed) => return Some(parsed),
+            Err(e) => path = e.path().clone(),
+        }
+    }
+    None
+}
+
+/// Removes the object member a path names when its value is `null`.
+fn remove_null_member(value: &mut Value, path: &serde_path_to_error::Path) -> Option<()> {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let (last, parents) = segments.split_last()?;
+    let mut node = value;
+    for segment in parents {
+        node = match segment {
+            Segment::Map { key } | Segment::Enum { variant: key } => node.get_mut(key.as_str())?,
+            Segment::Seq { index } => node.get_mut(*index)?,
+            Segment::Unknown => return None,
+        };
+    }
+    let (Segment::Map { key }, Value::Object(map)) = (last, node) else {
+        return None;
+    };
+    map.get(key.as_str()).filter(|v| v.is_null())?;
+    map.remove(key.as_str());
+    Some(())
 }
 
 /// serde_json appends " at line 1 column 17"; that position is noise to a model.
@@ -112,13 +168,22 @@ pub(crate) fn strip_position(message: &str) -> &str {
     }
 }
 
+/// A tool's `Tool` object as sent in `tools/list`, per protocol revision.
+type Wire = [Box<RawValue>; 4];
+
 /// One tool with everything built from its descriptor.
 pub(crate) struct CatalogueTool {
     pub descriptor: &'static ToolDescriptor,
     /// Whether structured output is wrapped as `{"result": …}`.
     pub wraps_output: bool,
-    /// The `Tool` object as sent in `tools/list`, per protocol revision.
-    wire: [Box<RawValue>; 4],
+    /// The schemas before any profile shapes them.
+    input: Value,
+    output: Option<Value>,
+    meta: Option<Map<String, Value>>,
+    /// The wire form under the tool's own profile, or else the default one.
+    wire: Wire,
+    /// The wire forms under the server's other profiles, by slot, each built on first use.
+    shaped: OnceLock<Box<[OnceLock<Wire>]>>,
 }
 
 impl CatalogueTool {
@@ -142,30 +207,86 @@ impl CatalogueTool {
                 s
             }
         });
-        let wire = wire_per_version(|version| {
-            tool_wire(d, &input, output.as_ref(), meta.as_ref(), version)
-        });
+        let own = d.schema_profile.clone().unwrap_or_default();
+        let wire = build_wire(d, &input, output.as_ref(), meta.as_ref(), &own);
         Ok(CatalogueTool {
             descriptor: d,
             wraps_output,
+            input,
+            output,
+            meta,
             wire,
+            shaped: OnceLock::new(),
         })
     }
 
-    pub(crate) fn wire(&self, version: ProtocolVersion) -> &RawValue {
-        &self.wire[version.index()]
+    /// The wire form in the profile of a server's `slot` (the tool's own profile, if it has
+    /// one, wins). Each form is built once, on first use.
+    pub(crate) fn wire(
+        &self,
+        version: ProtocolVersion,
+        slot: usize,
+        profiles: &ServerProfiles,
+    ) -> &RawValue {
+        if slot == 0 || self.descriptor.schema_profile.is_some() {
+            return &self.wire[version.index()];
+        }
+        let cells = self
+            .shaped
+            .get_or_init(|| profiles.all().iter().map(|_| OnceLock::new()).collect());
+        match cells.get(slot) {
+            Some(cell) => {
+                &cell.get_or_init(|| self.build_wire(profiles.get(slot)))[version.index()]
+            }
+            None => &self.wire[version.index()],
+        }
     }
+
+    /// The profile the tool is sent in when a session's profile is `session`.
+    pub(crate) fn profile<'a>(&'a self, session: &'a SchemaProfile) -> &'a SchemaProfile {
+        self.descriptor.schema_profile.as_ref().unwrap_or(session)
+    }
+
+    /// The input and output schemas before any profile.
+    pub(crate) fn schemas(&self) -> (&Value, Option<&Value>) {
+        (&self.input, self.output.as_ref())
+    }
+
+    /// The wire form in `profile`, built now.
+    pub(crate) fn build_wire(&self, profile: &SchemaProfile) -> Wire {
+        build_wire(
+            self.descriptor,
+            &self.input,
+            self.output.as_ref(),
+            self.meta.as_ref(),
+            profile,
+        )
+    }
+}
+
+fn build_wire(
+    d: &ToolDescriptor,
+    input: &Value,
+    output: Option<&Value>,
+    meta: Option<&Map<String, Value>>,
+    profile: &SchemaProfile,
+) -> Wire {
+    let input = profile.shape_input(input);
+    let output = output.map(|o| profile.shape_output(o));
+    let name = profile.tool_name(d.name);
+    wire_per_version(|version| tool_wire(d, &name, &input, output.as_ref(), meta, version))
 }
 
 fn tool_wire(
     d: &ToolDescriptor,
+    name: &str,
     input: &Value,
     output: Option<&Value>,
     meta: Option<&Map<String, Value>>,
     version: ProtocolVersion,
 ) -> Map<String, Value> {
     let mut tool = Map::new();
-    tool.insert("name".into(), d.name.into());
+    tool.insert("name".into(), name.into());
     if let (Some(title), true) = (d.title, version.has_titles()) {
         tool.insert("title".into(), title.into());
     }
@@ -211,6 +332,56 @@ mod tests {
             "invalid arguments: `a`: invalid type: string \"x\", expected i64"
         );
         assert!(err.is_error);
+    }
+
+    #[test]
+    fn a_null_for_a_defaulted_field_means_not_given() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct Args {
+            a: Option<i64>,
+            #[serde(default)]
+            b: u32,
+            #[serde(default)]
+            inner: Inner,
+        }
+        #[derive(serde::Deserialize, Debug, PartialEq, Default)]
+        struct Inner {
+            #[serde(default = "seven")]
+            c: u8,
+        }
+        fn seven() -> u8 {
+            7
+        }
+        let raw = serde_json::value::to_raw_value(
+            &serde_json::json!({"a": null, "b": null, "inner": {"c": null}}),
+        )
+        .unwrap();
+        let parsed = Arguments::new(Some(raw)).parse::<Args>().unwrap();
+        assert_eq!(
+            parsed,
+            Args {
+                a: None,
+                b: 0,
+                inner: Inner { c: 7 }
+            }
+        );
+    }
+
+    #[test]
+    fn a_null_for_a_required_field_is_still_an_error_naming_it() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Args {
+            a: i64,
+        }
+        let raw = serde_json::value::to_raw_value(&serde_json::json!({"a": null})).unwrap();
+        let err = Arguments::new(Some(raw)).parse::<Args>().unwrap_err();
+        let text = serde_json::to_value(&err.content[0]).unwrap()["text"].clone();
+        assert_eq!(
+            text,
+            "invalid arguments: `a`: invalid type: null, expected i64"
+        );
     }
 
     #[test]

@@ -144,6 +144,9 @@ impl Server {
         out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let reply = |result: &str| Ok(Routed::Reply(Some(response_frame(id, result))));
+        if super::modern::is_modern(method, params) {
+            return self.modern_request(session, id, method, params, out);
+        }
         match method {
             "initialize" => return reply(&self.initialize(session, params)?),
             "ping" => return reply("{}"),
@@ -174,7 +177,7 @@ impl Server {
         };
         let version = negotiated.version;
         match method {
-            "tools/list" => reply(&self.list_tools(version, params)?),
+            "tools/list" => reply(&self.list_tools_for(session, version, params)?),
             "tools/call" => self.call_tool(session, id, version, params, out),
             "prompts/list" => reply(&self.list_prompts(version, params)?),
             "prompts/get" => self.get_prompt(session, id, version, params, out),

@@ -42,6 +42,8 @@ struct ReadResourceParams {
 
 /// One request about to run user code.
 struct HandlerRequest<'a> {
+    /// The cache hints of a stateless result.
+    cache: Option<super::modern::CacheHint>,
     server: &'a Server,
     session: &'a Arc<Session>,
     id: &'a RequestId,
@@ -78,6 +80,25 @@ impl HandlerRequest<'_> {
     ) -> Routed {
         let session = Arc::clone(self.session);
         let id = self.id.clone();
+        // A stateless request: input its handler still needs ends the call, and a complete
+        // result says so.
+        let stateless = self.out.round_trip.clone().map(|round_trip| {
+            let cache = self.cache;
+            (round_trip, self.server.clone(), cache)
+        });
+        let respond = move |outcome| match stateless {
+            None => respond(outcome),
+            Some((round_trip, server, cache)) => {
+                let result = respond(outcome);
+                match round_trip.input_required(&server) {
+                    Some(input_required) => Ok(input_required),
+                    None => match round_trip.missing_capability(&result) {
+                        Some(error) => Err(error),
+                        None => result.map(|r| super::modern::complete(&r, cache)),
+                    },
+                }
+            }
+        };
         Routed::Deferred(Box::pin(async move {
             let outcome = tokio::select! {
                 // Cancellation is looked at first: a handler that notices it and returns
@@ -113,6 +134,7 @@ impl Server {
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
         let request = HandlerRequest {
+            cache: None,
             server: self,
             session,
             id,
@@ -158,6 +180,7 @@ impl Server {
         })?;
         let descriptor = prompt.descriptor;
         let request = HandlerRequest {
+            cache: None,
             server: self,
             session,
             id,
@@ -196,6 +219,7 @@ impl Server {
             .ok_or_else(|| resource_not_found(&p.uri))?;
         let descriptor = resource.descriptor;
         let request = HandlerRequest {
+            cache: Some(self.read_cache()),
             server: self,
             session,
             id,

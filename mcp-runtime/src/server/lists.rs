@@ -8,18 +8,47 @@ use serde_json::value::RawValue;
 use super::Server;
 use super::dispatch::{Routed, parse_params};
 use super::handlers::panic_message;
+use super::session::Session;
 use crate::protocol::messages::ListParams;
 use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
 use crate::resource::Resource;
 
 impl Server {
+    /// `tools/list` in the server's own schema profile (what a session gets whose client
+    /// matches no entry of the client table).
     pub(super) fn list_tools(
         &self,
         version: ProtocolVersion,
         params: Option<&RawValue>,
     ) -> Result<String, RpcError> {
+        let slot = self.schema_profiles().base_slot();
+        self.list_tools_in(slot, version, params)
+    }
+
+    /// `tools/list` in the schema profile of the session's client, chosen once from its
+    /// `clientInfo.name` (see `ServerBuilder::per_client_schema_profiles`).
+    pub(super) fn list_tools_for(
+        &self,
+        session: &Session,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
+        self.list_tools_in(self.schema_slot(session), version, params)
+    }
+
+    fn list_tools_in(
+        &self,
+        slot: usize,
+        version: ProtocolVersion,
+        params: Option<&RawValue>,
+    ) -> Result<String, RpcError> {
         let catalogue = self.catalogue();
-        let entries: Vec<&RawValue> = catalogue.tools.iter().map(|t| t.wire(version)).collect();
+        let profiles = self.schema_profiles();
+        let entries: Vec<&RawValue> = catalogue
+            .tools
+            .iter()
+            .map(|t| t.wire(version, slot, profiles))
+            .collect();
         self.page("tools", &entries, params)
     }
 
@@ -191,6 +220,83 @@ fn page(len: usize, page_size: usize, cursor: Option<&str>) -> Result<(usize, us
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::content::CallToolResult;
+    use crate::protocol::{Implementation, ToolAnnotations};
+    use crate::registry::{SourceLocation, ToolDescriptor};
+    use crate::server::session::{Negotiated, Outbound};
+    use serde_json::{Value, json};
+
+    /// A tool whose argument is recursive, so its default schema keeps a `$ref`.
+    static WALK: ToolDescriptor = ToolDescriptor {
+        name: "walk",
+        title: None,
+        description: None,
+        annotations: ToolAnnotations {
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        },
+        icons: &[],
+        meta: None,
+        input_schema: || {
+            json!({
+                "type": "object",
+                "properties": {"tree": {"$ref": "#/$defs/Tree"}},
+                "required": ["tree"],
+                "$defs": {"Tree": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}}
+            })
+        },
+        output_schema: || None,
+        schema_profile: None,
+        call: |_, _| Box::pin(async { CallToolResult::error("unused") }),
+        location: SourceLocation {
+            file: file!(),
+            line: line!(),
+        },
+    };
+
+    fn session_of(client: &str) -> Session {
+        let session = Session::new(Outbound::new().0);
+        session.initialize(Negotiated {
+            version: ProtocolVersion::LATEST_HANDSHAKE,
+            client_info: Implementation::new(client, "1.0"),
+            client_capabilities: Default::default(),
+        });
+        session
+    }
+
+    fn listed_schema(server: &Server, session: &Session) -> Value {
+        let text = server
+            .list_tools_for(session, ProtocolVersion::LATEST_HANDSHAKE, None)
+            .unwrap();
+        let mut list: Value = serde_json::from_str(&text).unwrap();
+        list["tools"][0]["inputSchema"].take()
+    }
+
+    #[test]
+    fn each_session_lists_tools_in_the_profile_of_its_client() {
+        let server = Server::builder("t", "1")
+            .auto_register(false)
+            .tools([&WALK])
+            .build()
+            .unwrap();
+        let claude = listed_schema(&server, &session_of("claude-ai"));
+        assert!(!claude.to_string().contains("$ref"), "{claude}");
+        let other = listed_schema(&server, &session_of("some-client"));
+        assert!(other.to_string().contains("$ref"), "{other}");
+        let off = Server::builder("t", "1")
+            .auto_register(false)
+            .per_client_schema_profiles(false)
+            .tools([&WALK])
+            .build()
+            .unwrap();
+        assert!(
+            listed_schema(&off, &session_of("claude-ai"))
+                .to_string()
+                .contains("$ref")
+        );
+    }
 
     #[test]
     fn pages_cover_the_list_without_overlap() {

@@ -5,7 +5,9 @@ mod completion;
 mod dispatch;
 mod handlers;
 mod lists;
+pub(crate) mod modern;
 pub(crate) mod outgoing;
+mod request_state;
 pub(crate) mod session;
 
 use std::fmt;
@@ -20,6 +22,7 @@ use crate::registry::{
     Catalogue, CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items,
     PromptDescriptor, ResourceDescriptor, ToolDescriptor, build_all,
 };
+use crate::schema::{SchemaProfile, ServerProfiles};
 use session::Session;
 
 pub(crate) use dispatch::Routed;
@@ -63,6 +66,12 @@ struct ServerInner {
     page_size: usize,
     max_message_bytes: usize,
     client_request_timeout: Duration,
+    /// Seals and opens the `requestState` of stateless multi round-trip requests.
+    state_keys: request_state::StateKeys,
+    /// The cache hints of stateless list results and `server/discover`.
+    list_cache: modern::CacheHint,
+    /// The cache hints of stateless `resources/read` results.
+    read_cache: modern::CacheHint,
     /// The `initialize` result, serialised once per revision.
     initialize_results: [String; 4],
     capabilities: Capabilities,
@@ -74,6 +83,8 @@ struct ServerInner {
     sessions: Mutex<Vec<Weak<Session>>>,
     /// Kinds of list changed since the last `list_changed` notifications went out.
     pending_changes: AtomicU8,
+    /// The schema profiles served, and which client gets which.
+    schema_profiles: ServerProfiles,
 }
 
 impl fmt::Debug for Server {
@@ -113,9 +124,15 @@ pub struct ServerBuilder {
     prompts: Vec<&'static PromptDescriptor>,
     resources: Vec<&'static ResourceDescriptor>,
     auto_register: bool,
+    schema_profile: Option<SchemaProfile>,
+    client_schema_profiles: Vec<(String, SchemaProfile)>,
+    per_client_schema_profiles: bool,
     page_size: usize,
     max_message_bytes: usize,
     client_request_timeout: Duration,
+    state_keys: Option<request_state::StateKeys>,
+    list_cache: modern::CacheHint,
+    read_cache: modern::CacheHint,
 }
 
 impl Server {
@@ -128,9 +145,21 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             auto_register: cfg!(feature = "auto-register"),
+            schema_profile: None,
+            client_schema_profiles: Vec::new(),
+            per_client_schema_profiles: true,
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
+            state_keys: None,
+            list_cache: modern::CacheHint {
+                ttl_ms: 60_000,
+                public: true,
+            },
+            read_cache: modern::CacheHint {
+                ttl_ms: 0,
+                public: false,
+            },
         }
     }
 
@@ -182,6 +211,41 @@ impl Server {
         self.inner.client_request_timeout
     }
 
+    /// The schema profile a client that sends this `clientInfo.name` gets in `tools/list`
+    /// (tools with a `schema_profile` of their own keep theirs).
+    ///
+    /// ```
+    /// use mcp_runtime::schema::SchemaProfile;
+    ///
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .schema_profile_for_client("my-agent*", SchemaProfile::OpenAiStrict)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.schema_profile_for_client("claude-ai"), &SchemaProfile::Anthropic);
+    /// assert_eq!(server.schema_profile_for_client("my-agent-2"), &SchemaProfile::OpenAiStrict);
+    /// assert_eq!(server.schema_profile_for_client("unknown"), &SchemaProfile::Default);
+    /// ```
+    pub fn schema_profile_for_client(&self, client_name: &str) -> &SchemaProfile {
+        let profiles = &self.inner.schema_profiles;
+        profiles.get(profiles.slot_for_client(client_name))
+    }
+
+    pub(crate) fn schema_profiles(&self) -> &ServerProfiles {
+        &self.inner.schema_profiles
+    }
+
+    /// The schema-profile slot of a session's client.
+    pub(crate) fn schema_slot(&self, session: &Session) -> usize {
+        let profiles = &self.inner.schema_profiles;
+        if !profiles.per_client() {
+            return profiles.base_slot();
+        }
+        session
+            .schema_slot(|name| profiles.slot_for_client(name))
+            .unwrap_or(profiles.base_slot())
+    }
+
     /// What is enabled now.
     pub(crate) fn catalogue(&self) -> Arc<Catalogue> {
         Arc::clone(
@@ -191,6 +255,14 @@ impl Server {
                 .read()
                 .unwrap_or_else(|p| p.into_inner()),
         )
+    }
+
+    pub(crate) fn state_keys(&self) -> &request_state::StateKeys {
+        &self.inner.state_keys
+    }
+
+    pub(crate) fn read_cache(&self) -> modern::CacheHint {
+        self.inner.read_cache
     }
 
     pub(crate) fn has_capability(&self, capability: Capability) -> bool {
@@ -296,6 +368,86 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets the key that seals the `requestState` of stateless multi round-trip requests, and
+    /// older keys still accepted while clients may hold states they sealed. Unset, a random
+    /// key is made for this process: a state it seals is refused by any other replica, so
+    /// replicas behind a load balancer must share a key.
+    pub fn request_state_keys(
+        mut self,
+        current: impl Into<Vec<u8>>,
+        previous: impl IntoIterator<Item = Vec<u8>>,
+    ) -> Self {
+        self.state_keys = Some(request_state::StateKeys::new(
+            current.into(),
+            previous.into_iter().collect(),
+        ));
+        self
+    }
+
+    /// Sets the cache hints of stateless list results (`ttlMs`, `cacheScope`): one minute,
+    /// public, unless set.
+    pub fn list_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
+        self.list_cache = modern::CacheHint {
+            ttl_ms: ttl.as_millis() as u64,
+            public,
+        };
+        self
+    }
+
+    /// Sets the cache hints of stateless `resources/read` results: not cached, private,
+    /// unless set.
+    pub fn read_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
+        self.read_cache = modern::CacheHint {
+            ttl_ms: ttl.as_millis() as u64,
+            public,
+        };
+        self
+    }
+
+    /// Sends every tool's schemas in this profile, to every client (tools with a
+    /// `schema_profile` of their own keep theirs). This turns off the choice of a profile per
+    /// client (see [`ServerBuilder::per_client_schema_profiles`]).
+    ///
+    /// ```
+    /// use mcp_runtime::schema::SchemaProfile;
+    ///
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .schema_profile(SchemaProfile::Draft07)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.schema_profile_for_client("claude-ai"), &SchemaProfile::Draft07);
+    /// ```
+    pub fn schema_profile(mut self, profile: SchemaProfile) -> Self {
+        self.schema_profile = Some(profile);
+        self
+    }
+
+    /// Gives clients whose `clientInfo.name` matches `name_pattern` this profile. The pattern
+    /// is compared without regard to ASCII case, and `*` stands for any run of characters.
+    /// Entries added later are tried first, and all before the built-in table
+    /// ([`known_clients`](crate::schema::known_clients)); to keep a known client on the
+    /// default, give it [`SchemaProfile::Default`].
+    pub fn schema_profile_for_client(
+        mut self,
+        name_pattern: impl Into<String>,
+        profile: SchemaProfile,
+    ) -> Self {
+        self.client_schema_profiles
+            .push((name_pattern.into(), profile));
+        self
+    }
+
+    /// Whether each session's schema profile is chosen from the `clientInfo.name` its client
+    /// sends at `initialize` (on by default). The built-in table only names clients known to
+    /// refuse what the default schemas contain, and only gives them profiles that accept
+    /// every argument the default schema accepts, so a client it names can only gain; a
+    /// client it does not name gets the default.
+    pub fn per_client_schema_profiles(mut self, on: bool) -> Self {
+        self.per_client_schema_profiles = on;
+        self
+    }
+
     /// Builds the server: collects and checks the catalogue and builds every schema.
     pub fn build(self) -> Result<Server, CatalogueError> {
         let mut items = Items::new();
@@ -333,12 +485,22 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 max_message_bytes: self.max_message_bytes,
                 client_request_timeout: self.client_request_timeout,
+                state_keys: self
+                    .state_keys
+                    .unwrap_or_else(request_state::StateKeys::random),
+                list_cache: self.list_cache,
+                read_cache: self.read_cache,
                 initialize_results,
                 capabilities,
                 items: Mutex::new(items),
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(Vec::new()),
                 pending_changes: AtomicU8::new(0),
+                schema_profiles: ServerProfiles::new(
+                    self.schema_profile,
+                    self.per_client_schema_profiles,
+                    self.client_schema_profiles,
+                ),
             }),
         })
     }

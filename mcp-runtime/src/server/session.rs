@@ -8,10 +8,14 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::modern::RoundTrip;
 use super::outgoing::OutgoingRequests;
 use crate::auth::AuthInfo;
 use crate::context::Root;
 use crate::protocol::{Frame, Implementation, LogLevel, ProtocolVersion, RequestId};
+
+/// The stored log level meaning "send none".
+const LOGS_OFF: u8 = u8::MAX;
 
 /// What `initialize` settled.
 #[derive(Debug)]
@@ -26,8 +30,13 @@ pub(crate) struct Negotiated {
 /// to no request (list changes, resource updates) are sent.
 pub(crate) struct Session {
     negotiated: OnceLock<Negotiated>,
+    /// The server's schema-profile slot for this client, chosen once from `clientInfo.name`
+    /// (kept beside `Negotiated`, which the transports build, rather than inside it).
+    schema_slot: OnceLock<usize>,
     log_level: AtomicU8,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Shared with the connection's session by the sessions of stateless requests, so
+    /// `notifications/cancelled` reaches them too.
+    in_flight: Arc<Mutex<HashMap<RequestId, CancellationToken>>>,
     subscriptions: Mutex<HashSet<String>>,
     notifications: Outbound,
     outgoing: OutgoingRequests,
@@ -39,8 +48,9 @@ impl Session {
     pub(crate) fn new(notifications: Outbound) -> Session {
         Session {
             negotiated: OnceLock::new(),
+            schema_slot: OnceLock::new(),
             log_level: AtomicU8::new(LogLevel::Info as u8),
-            in_flight: Mutex::new(HashMap::new()),
+            in_flight: Arc::new(Mutex::new(HashMap::new())),
             subscriptions: Mutex::new(HashSet::new()),
             notifications,
             outgoing: OutgoingRequests::new(),
@@ -80,6 +90,14 @@ impl Session {
         node.is_some_and(|n| !n.is_null())
     }
 
+    /// A session for one stateless request on this connection: its own negotiated state,
+    /// this connection's requests in flight.
+    pub(crate) fn request_scoped(&self, notifications: Outbound) -> Session {
+        let mut session = Session::new(notifications);
+        session.in_flight = Arc::clone(&self.in_flight);
+        session
+    }
+
     /// Where notifications that belong to no request go.
     pub(crate) fn notifications(&self) -> &Outbound {
         &self.notifications
@@ -110,13 +128,33 @@ impl Session {
         self.negotiated.get()
     }
 
+    /// The schema-profile slot of this session's client, chosen by `choose` from its
+    /// `clientInfo.name` the first time it is asked for; `None` before `initialize`.
+    pub(crate) fn schema_slot(&self, choose: impl FnOnce(&str) -> usize) -> Option<usize> {
+        let negotiated = self.negotiated()?;
+        Some(
+            *self
+                .schema_slot
+                .get_or_init(|| choose(&negotiated.client_info.name)),
+        )
+    }
+
     /// Records the outcome of `initialize`; false when the session was initialised already.
     pub(crate) fn initialize(&self, negotiated: Negotiated) -> bool {
         self.negotiated.set(negotiated).is_ok()
     }
 
-    pub(crate) fn log_level(&self) -> LogLevel {
-        LogLevel::from_u8(self.log_level.load(Ordering::Relaxed))
+    /// The least severe level sent to the client; `None` when logs are off.
+    pub(crate) fn log_level(&self) -> Option<LogLevel> {
+        match self.log_level.load(Ordering::Relaxed) {
+            LOGS_OFF => None,
+            level => Some(LogLevel::from_u8(level)),
+        }
+    }
+
+    /// Sends no log message at all (a stateless request that asked for none).
+    pub(crate) fn silence_logs(&self) {
+        self.log_level.store(LOGS_OFF, Ordering::Relaxed);
     }
 
     pub(crate) fn set_log_level(&self, level: LogLevel) {
@@ -176,6 +214,8 @@ pub(crate) struct RequestChannel {
     pub auth: Option<Arc<AuthInfo>>,
     /// Control of the response stream, when the transport has one (Streamable HTTP).
     pub stream: Option<Arc<dyn StreamControl>>,
+    /// A stateless request's answers from the client, and the input its handler still needs.
+    pub round_trip: Option<Arc<RoundTrip>>,
 }
 
 impl RequestChannel {
@@ -184,6 +224,7 @@ impl RequestChannel {
             out,
             auth: None,
             stream: None,
+            round_trip: None,
         }
     }
 

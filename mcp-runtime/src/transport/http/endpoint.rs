@@ -21,10 +21,12 @@ use super::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
 use crate::protocol::{Implementation, ProtocolVersion};
 use crate::server::Routed;
+use crate::server::modern::MODERN_VERSIONS;
 use crate::server::session::{Negotiated, Outbound, RequestChannel, Session, StreamControl};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
+const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// What the POST body is, as far as the transport needs to know.
 #[derive(Deserialize)]
@@ -111,6 +113,102 @@ fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
     }
 }
 
+/// A request of the stateless era (2026-07-28): its `_meta` or its `MCP-Protocol-Version`
+/// names a stateless revision. Its `Mcp-Method` and `Mcp-Name` headers, when present, must
+/// agree with the body (`-32020` otherwise).
+fn modern_request(headers: &HeaderMap, body: &[u8]) -> Option<Result<(), Refusal>> {
+    let header_says = headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| MODERN_VERSIONS.contains(&v));
+    let body_says = body
+        .windows(META_VERSION_KEY.len())
+        .any(|w| w == META_VERSION_KEY.as_bytes());
+    if !header_says && !body_says {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow, default)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        #[serde(default)]
+        params: Option<NameParams>,
+    }
+    #[derive(Deserialize)]
+    struct NameParams {
+        #[serde(default)]
+        name: Option<serde_json::Value>,
+        #[serde(default)]
+        uri: Option<serde_json::Value>,
+        #[serde(rename = "_meta", default)]
+        meta: Option<serde_json::Value>,
+    }
+    let named: Option<Named<'_>> = serde_json::from_slice(body).ok();
+    // A standard header must be there when the body holds its value, and must agree with it.
+    let mismatch = |header: &str, body_value: Option<&str>| {
+        let sent = headers.get(header).and_then(|h| h.to_str().ok());
+        match (sent, body_value) {
+            (None, None) => None,
+            (sent, body) if sent == body => None,
+            (None, Some(body)) => Some(format!(
+                "header mismatch: {header} is missing but the body says {body:?}"
+            )),
+            (Some(sent), body) => Some(format!(
+                "header mismatch: {header} is {sent:?} but the body says {:?}",
+                body.unwrap_or("")
+            )),
+        }
+    };
+    let method = named.as_ref().and_then(|n| n.method.as_deref());
+    let params = named.as_ref().and_then(|n| n.params.as_ref());
+    // Only the names `tools/call`, `prompts/get` and `resources/read` carry go in `Mcp-Name`.
+    let name = params
+        .filter(|_| {
+            matches!(
+                method,
+                Some("tools/call" | "prompts/get" | "resources/read")
+            )
+        })
+        .and_then(|p| p.name.as_ref().or(p.uri.as_ref()))
+        .and_then(serde_json::Value::as_str);
+    let body_version = params
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|m| m.get(META_VERSION_KEY))
+        .and_then(serde_json::Value::as_str);
+    let version_mismatch = || {
+        let sent = headers.get(VERSION_HEADER).and_then(|h| h.to_str().ok())?;
+        let body = body_version?;
+        (sent != body).then(|| {
+            format!("header mismatch: MCP-Protocol-Version is {sent:?} but `_meta` says {body:?}")
+        })
+    };
+    if let Some(problem) = mismatch("mcp-method", method)
+        .or_else(|| mismatch("mcp-name", name))
+        .or_else(version_mismatch)
+    {
+        return Some(Err((StatusCode::BAD_REQUEST, problem)));
+    }
+    Some(Ok(()))
+}
+
+/// The HTTP status of a stateless-era error response, when it is not 200.
+fn modern_error_status(frame: &[u8]) -> Option<StatusCode> {
+    use crate::protocol::code;
+    let value = serde_json::from_slice::<serde_json::Value>(frame).ok()?;
+    let error = value.get("error")?;
+    let code = error.get("code")?.as_i64()?;
+    match i32::try_from(code).ok()? {
+        code::METHOD_NOT_FOUND => Some(StatusCode::NOT_FOUND),
+        code::HEADER_MISMATCH
+        | code::MISSING_CLIENT_CAPABILITY
+        | code::UNSUPPORTED_PROTOCOL_VERSION => Some(StatusCode::BAD_REQUEST),
+        code::INVALID_PARAMS if error.pointer("/data/invalidMeta").is_some() => {
+            Some(StatusCode::BAD_REQUEST)
+        }
+        _ => None,
+    }
+}
+
 fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return Err((
@@ -165,13 +263,30 @@ pub(super) async fn post(
             "the Accept header must allow both application/json and text/event-stream",
         );
     }
-    let version = match header_version(&headers) {
-        Ok(v) => v,
-        Err(refusal) => return refused(refusal),
+    let modern = modern_request(&headers, &body);
+    if let Some(Err((status, problem))) = &modern {
+        let error =
+            crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem.clone());
+        return json_response(*status, crate::protocol::error_frame(None, &error));
+    }
+    let version = match (&modern, header_version(&headers)) {
+        // A stateless-era request names its revision itself; the header only has to agree.
+        (Some(_), _) => ProtocolVersion::LATEST_HANDSHAKE,
+        (None, Ok(v)) => v,
+        (None, Err(refusal)) => return refused(refusal),
     };
     let shape = classify(&body);
-    let (http_session, session, new_session) = if stateless {
-        (None, stateless_session(version), false)
+    let (http_session, session, new_session) = if modern.is_some() {
+        // No session: the request carries everything in its `_meta`.
+        (None, Arc::new(Session::new(Outbound::new().0)), false)
+    } else if stateless {
+        // An `initialize` negotiates like any other (clients send one first, stateless
+        // server or not); every other request stands alone at the header's revision.
+        let session = match shape {
+            Body_::Request { initialize: true } => Arc::new(Session::new(Outbound::new().0)),
+            _ => stateless_session(version),
+        };
+        (None, session, false)
     } else if let Body_::Request { initialize: true } = shape
         && headers.get(SESSION_HEADER).is_none()
     {
@@ -196,8 +311,12 @@ pub(super) async fn post(
             Err(refusal) => return refused(refusal),
         }
     };
+    // Only requests count: a notification or a response (the client's answer to a server
+    // request, or a cancellation) is handled at once, and refusing it could leave the very
+    // requests that hold the slots waiting forever.
+    let counted = matches!(shape, Body_::Request { .. } | Body_::Batch);
     let permit = match &http_session {
-        Some(s) => match Arc::clone(&s.in_flight).try_acquire_owned() {
+        Some(s) if counted => match Arc::clone(&s.in_flight).try_acquire_owned() {
             Ok(permit) => Some(permit),
             Err(_) => {
                 return json_error(
@@ -206,15 +325,18 @@ pub(super) async fn post(
                 );
             }
         },
-        None => None,
+        _ => None,
     };
 
     let (out, mut frames) = Outbound::new();
-    let close = state.shutdown.child_token();
+    // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
+    // stream goes on until the call it answers has finished.
+    let close = CancellationToken::new();
     let close_retry = Arc::new(Mutex::new(None));
     let channel = RequestChannel {
         out,
         auth: auth.map(|Extension(a)| a),
+        round_trip: None,
         stream: Some(Arc::new(HttpStreamControl {
             close: close.clone(),
             retry: Arc::clone(&close_retry),
@@ -226,6 +348,12 @@ pub(super) async fn post(
     let mut response = match routed {
         Routed::Reply(Some(frame)) => match shape {
             Body_::Malformed => json_response(StatusCode::BAD_REQUEST, frame),
+            // A stateless-era error says its kind in the status too: a method this server
+            // lacks is a missing resource (404); metadata or headers it cannot accept are a
+            // bad request (400).
+            _ if let Some(status) = modern.as_ref().and_then(|_| modern_error_status(&frame)) => {
+                json_response(status, frame)
+            }
             _ => json_response(StatusCode::OK, frame),
         },
         Routed::Reply(None) => accepted(),
@@ -233,8 +361,10 @@ pub(super) async fn post(
             let (done_tx, mut done) = oneshot::channel();
             state.tasks.spawn(async move {
                 let frame = call.await;
-                let _ = done_tx.send(frame);
+                // The slot is free before the response can reach the client, which may send
+                // its next request the moment it has it.
                 drop(permit);
+                let _ = done_tx.send(frame);
             });
             // The first thing the handler sends decides the response: its response alone is
             // plain JSON; anything before it (progress, logs, requests to the client) opens
@@ -266,6 +396,13 @@ pub(super) async fn post(
                     close,
                     close_retry,
                 ),
+                // A stateless-era request: its notifications (progress, logs) and its
+                // response travel on an SSE stream of its own, which no event store keeps.
+                (First::Message(first), None)
+                    if modern.is_some() && accepts(&headers, "text/event-stream") =>
+                {
+                    request_stream_response(&state, first, frames, done)
+                }
                 // Stateless: no stream carries anything but the response.
                 (First::Message(_), None) => match done.await {
                     Ok(Some(frame)) => json_response(StatusCode::OK, frame),
@@ -310,6 +447,54 @@ fn stateless_session(version: ProtocolVersion) -> Arc<Session> {
 }
 
 static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// Answers a stateless-era POST with an SSE stream that carries the handler's messages and
+/// then its response, and ends. There is no session, so nothing can resume it.
+fn request_stream_response(
+    state: &Arc<HttpState>,
+    first: Option<Vec<u8>>,
+    mut frames: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    mut done: oneshot::Receiver<Option<Vec<u8>>>,
+) -> Response<Body> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
+    let event = |frame: Vec<u8>| {
+        let mut event = Vec::with_capacity(frame.len() + 16);
+        event.extend_from_slice(b"data: ");
+        event.extend_from_slice(&frame);
+        event.extend_from_slice(b"\n\n");
+        Bytes::from(event)
+    };
+    state.tasks.spawn(async move {
+        if let Some(frame) = first.filter(|f| !f.is_empty())
+            && tx.send(event(frame)).await.is_err()
+        {
+            return;
+        }
+        loop {
+            tokio::select! {
+                biased;
+                Some(frame) = frames.recv() => {
+                    if !frame.is_empty() && tx.send(event(frame)).await.is_err() {
+                        return;
+                    }
+                }
+                finished = &mut done => {
+                    while let Ok(frame) = frames.try_recv() {
+                        if !frame.is_empty() && tx.send(event(frame)).await.is_err() {
+                            return;
+                        }
+                    }
+                    if let Ok(Some(frame)) = finished {
+                        let _ = tx.send(event(frame)).await;
+                    }
+                    return;
+                }
+                () = tx.closed() => return,
+            }
+        }
+    });
+    super::events::sse_body(rx)
+}
 
 /// Answers a POST with an SSE stream: a task moves the handler's messages and its response
 /// into the event store, and the response follows the store, so a client that loses the
@@ -374,6 +559,7 @@ fn stream_response(
             priming_retry: priming,
             close,
             close_retry,
+            finish: Some(state.drained.clone()),
             on_end: None,
         },
     )
@@ -416,7 +602,8 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
             (stream, last)
         }
     };
-    let on_end: Option<Box<dyn FnOnce() + Send>> = if stream == http_session.standalone {
+    let standalone = stream == http_session.standalone;
+    let on_end: Option<Box<dyn FnOnce() + Send>> = if standalone {
         // One standalone stream at a time: a message must not go out on two streams.
         if http_session.standalone_open.swap(true, Ordering::AcqRel) {
             return json_error(
@@ -442,8 +629,15 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
         after,
         SseOptions {
             priming_retry: priming,
-            close: state.shutdown.child_token(),
+            // The session's own stream never completes: it ends at shutdown. A request's
+            // stream ends with the request, which shutdown lets finish.
+            close: if standalone {
+                state.shutdown.child_token()
+            } else {
+                CancellationToken::new()
+            },
             close_retry: Arc::new(Mutex::new(None)),
+            finish: (!standalone).then(|| state.drained.clone()),
             on_end,
         },
     )

@@ -201,6 +201,9 @@ pub(crate) struct SseOptions {
     pub close: CancellationToken,
     /// The `retry` to announce when closing early.
     pub close_retry: Arc<Mutex<Option<Duration>>>,
+    /// Ends the stream once it has sent everything stored, instead of waiting for more
+    /// (fires at shutdown when no handler is left to add any).
+    pub finish: Option<CancellationToken>,
     /// Called when the response ends, however it ends.
     pub on_end: Option<Box<dyn FnOnce() + Send>>,
 }
@@ -250,6 +253,7 @@ pub(crate) fn sse_response(
                 }
                 () = tx.closed() => return,
                 read = store.read_after(&stream, cursor) => read,
+                () = fired(options.finish.as_ref()) => return,
             };
             for (seq, frame) in read.events {
                 let mut event = Vec::with_capacity(frame.len() + stream.len() + 32);
@@ -268,6 +272,11 @@ pub(crate) fn sse_response(
             }
         }
     });
+    sse_body(rx)
+}
+
+/// An SSE response whose body is what arrives on `rx`.
+pub(crate) fn sse_body(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
     let mut response = Response::new(Body::from_stream(ReceiverStream(rx)));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
@@ -279,6 +288,14 @@ pub(crate) fn sse_response(
     // Reverse proxies such as nginx buffer responses unless told not to; SSE must flow.
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+/// Completes when the token fires; never without one.
+async fn fired(token: Option<&CancellationToken>) {
+    match token {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// A receiver as a stream of body chunks.

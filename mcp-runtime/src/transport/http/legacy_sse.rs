@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
-use axum::http::{HeaderValue, Response, StatusCode, header};
+use axum::http::{Response, StatusCode};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -89,15 +89,7 @@ async fn open(State(state): State<Arc<HttpState>>) -> Response<Body> {
             }
         }
     });
-    let mut response = Response::new(Body::from_stream(super::events::ReceiverStream(rx)));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
+    super::events::sse_body(rx)
 }
 
 #[derive(Deserialize)]

@@ -201,8 +201,11 @@ pub(crate) struct HttpState {
     pub sessions: SessionTable,
     /// Handler tasks, waited for at shutdown.
     pub tasks: TaskTracker,
-    /// Fires at shutdown: open streams end.
+    /// Fires at shutdown: the sessions' own streams end.
     pub shutdown: CancellationToken,
+    /// Fires at shutdown once every handler has finished: the streams that follow a request
+    /// send what is stored and end, even one whose events the store no longer has.
+    pub drained: CancellationToken,
     #[cfg(feature = "legacy-sse")]
     pub legacy: legacy_sse::LegacySessions,
 }
@@ -223,10 +226,17 @@ impl Server {
         crate::transport::init_stderr_logging();
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local: SocketAddr = listener.local_addr()?;
-        tracing::info!(%local, path = %options.path, "serving MCP over HTTP");
+        // One line on standard error (never standard output) says where to connect; with
+        // port 0 it is the only way to learn the port.
+        eprintln!(
+            "mcp: serving Streamable HTTP on http://{local}{}",
+            options.path
+        );
         let state = self.http_state(options);
         let router = router(Arc::clone(&state));
         let shutdown = state.shutdown.clone();
+        let drained = state.drained.clone();
+        let tasks = state.tasks.clone();
         // Without TCP_NODELAY each small SSE event waits for the peer's delayed ACK (~40 ms).
         let listener = listener.tap_io(|tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
@@ -237,6 +247,13 @@ impl Server {
             .with_graceful_shutdown(async move {
                 shutdown_signal().await;
                 shutdown.cancel();
+                // The connections still open are the calls in flight and their streams;
+                // once every handler is done, no stream has anything left to wait for.
+                tokio::spawn(async move {
+                    tasks.close();
+                    tasks.wait().await;
+                    drained.cancel();
+                });
             })
             .await?;
         state.tasks.close();
@@ -264,6 +281,7 @@ impl Server {
             sessions,
             tasks: TaskTracker::new(),
             shutdown: CancellationToken::new(),
+            drained: CancellationToken::new(),
             #[cfg(feature = "legacy-sse")]
             legacy: legacy_sse::LegacySessions::default(),
         });

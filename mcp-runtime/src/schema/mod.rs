@@ -1,13 +1,27 @@
-//! JSON Schemas from Rust types: the schemars settings every tool shares.
+//! JSON Schemas from Rust types: the schemars settings every tool shares, and the profiles
+//! that shape them for clients that refuse part of JSON Schema.
 //!
 //! Schemas follow JSON Schema 2020-12 (the dialect MCP 2025-11-25 names as the default), with
 //! every subschema inlined — several clients do not resolve `$ref` — except where a type is
 //! recursive and a `$ref` is the only finite form. No `$schema` keyword is emitted: some clients
 //! reject a schema that names a dialect URL.
+//!
+//! Between schemars and the wire, a [`SchemaProfile`] (a list of [`Rule`]s) shapes each schema
+//! for the client that reads it, once per tool, protocol revision and profile. The book's
+//! chapter "JSON Schemas every client accepts" has the whole story.
+
+mod profiles;
+mod rules;
+mod walk;
 
 use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
+
+pub(crate) use profiles::ServerProfiles;
+pub use profiles::{KnownClient, SchemaProfile, UnknownSchemaProfile, known_clients};
+pub use rules::Rule;
+pub(crate) use rules::{Target, is_short_name_of};
 
 fn settings(contract: Contract) -> SchemaSettings {
     SchemaSettings::draft2020_12().with(|s| {
@@ -17,8 +31,13 @@ fn settings(contract: Contract) -> SchemaSettings {
     })
 }
 
-/// The schema of a type as it is deserialised (tool arguments).
-pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
+/// The schema of a type as it is deserialised (tool arguments), before any profile.
+///
+/// ```
+/// let s = mcp_runtime::schema::input_schema_for::<Option<u8>>();
+/// assert_eq!(s["type"], mcp_runtime::serde_json::json!(["integer", "null"]));
+/// ```
+pub fn input_schema_for<T: JsonSchema>() -> Value {
     let schema = settings(Contract::Deserialize)
         .into_generator()
         .into_root_schema_for::<T>();

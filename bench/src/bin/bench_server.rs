@@ -1,0 +1,31 @@
+//! Our server for the benchmarks: `echo` and `add` on mcp-runtime, over stdio.
+//!
+//! Written the way the quickstart is, with nothing tuned: the load driver and the build-cost
+//! measurement both use this file, so it depends on `mcp-runtime` alone.
+
+use mcp_runtime::prelude::*;
+
+/// Return the text unchanged.
+#[tool(annotations(read_only, idempotent))]
+fn echo(
+    /// The text to return.
+    text: String,
+) -> String {
+    text
+}
+
+/// Add two integers (wrapping on overflow).
+#[tool(annotations(read_only, idempotent))]
+fn add(
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+) -> i64 {
+    a.wrapping_add(b)
+}
+
+#[mcp_runtime::main]
+async fn main() -> mcp_runtime::Result<()> {
+    mcp_runtime::server!().serve_stdio().await
+}

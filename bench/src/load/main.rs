@@ -1,0 +1,534 @@
+//! `mcp-load`: drives MCP servers as a client and measures them.
+//!
+//! ```text
+//! mcp-load all [options]          every server × every concurrency, interleaved, repeated;
+//!                                 then the clean-build cost; prints a Markdown report
+//! mcp-load run SERVER [options]   one run per concurrency against one server (ours, ceiling,
+//!                                 rmcp-default, rmcp-fast, or the path of any stdio server
+//!                                 with the same `echo` tool)
+//! mcp-load build-cost [options]   only the clean-build cost
+//! ```
+//!
+//! Run it in release mode from the workspace: `cargo run --release -p mcp-bench --bin
+//! mcp-load -- all`. It builds the server binaries beside itself first.
+
+mod build_cost;
+mod process;
+mod report;
+mod run;
+mod stats;
+mod stdio;
+mod workload;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use build_cost::BuildCost;
+use process::ServerCommand;
+use report::{ColdStart, Results, Sample};
+use run::{Plan, Server, Transport};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+const USAGE: &str = "\
+usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
+                    [--servers ours,ceiling,rmcp-default,rmcp-fast] [--cold-starts N]
+                    [--build-reps N | --no-build-cost] [--no-build] [--out DIR] [--nice N]
+       mcp-load run SERVER|PATH [--calls N] [--warmup N] [--concurrency 1,16] [--nice N]
+                    [-- ARGS]
+       mcp-load build-cost [--build-reps N] [--nice N]
+
+Defaults: 20000 calls after 1000 warm-up calls, 3 repetitions, 1 and 16 calls in flight,
+every server, 10 extra cold starts per server and repetition, one clean build of each
+framework. --nice N runs everything (driver, servers, builds) at that niceness (-20 needs
+root), so that other work on the machine disturbs the measurements less. `all` first builds
+the server binaries (when run through cargo) and writes the report and every run's numbers
+under target/mcp-bench/ (or --out DIR).";
+
+struct Options {
+    calls: usize,
+    warmup: usize,
+    reps: usize,
+    concurrency: Vec<usize>,
+    servers: Vec<Server>,
+    cold_starts: usize,
+    nice: Option<i32>,
+    build_reps: usize,
+    build: bool,
+    out: Option<PathBuf>,
+    positional: Vec<String>,
+}
+
+impl Options {
+    fn parse(args: impl IntoIterator<Item = String>) -> Result<Options> {
+        let mut o = Options {
+            calls: 20_000,
+            warmup: 1_000,
+            reps: 3,
+            concurrency: vec![1, 16],
+            servers: Server::ALL.to_vec(),
+            cold_starts: 10,
+            nice: None,
+            build_reps: 1,
+            build: true,
+            out: None,
+            positional: Vec::new(),
+        };
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+            match arg.as_str() {
+                "--calls" => o.calls = value()?.parse()?,
+                "--warmup" => o.warmup = value()?.parse()?,
+                "--reps" => o.reps = value()?.parse()?,
+                "--concurrency" => {
+                    o.concurrency = value()?
+                        .split(',')
+                        .map(str::parse)
+                        .collect::<std::result::Result<_, _>>()?;
+                }
+                "--servers" => {
+                    o.servers = value()?
+                        .split(',')
+                        .map(|s| Server::from_name(s).ok_or(format!("unknown server `{s}`")))
+                        .collect::<std::result::Result<_, _>>()?;
+                }
+                "--cold-starts" => o.cold_starts = value()?.parse()?,
+                "--nice" => o.nice = Some(value()?.parse()?),
+                "--build-reps" => o.build_reps = value()?.parse()?,
+                "--no-build-cost" => o.build_reps = 0,
+                "--no-build" => o.build = false,
+                "--out" => o.out = Some(value()?.into()),
+                "-h" | "--help" => o.positional.push("help".into()),
+                // The rest are the server program's own arguments.
+                "--" => o.positional.extend(args.by_ref()),
+                flag if flag.starts_with('-') => {
+                    return Err(format!("unknown option `{flag}`").into());
+                }
+                _ => o.positional.push(arg),
+            }
+        }
+        if o.calls == 0 || o.reps == 0 || o.concurrency.contains(&0) {
+            return Err("--calls, --reps and --concurrency must be positive".into());
+        }
+        Ok(o)
+    }
+
+    fn plan(&self, concurrency: usize) -> Plan {
+        Plan {
+            calls: self.calls,
+            warmup: self.warmup,
+            concurrency,
+            deadline: Duration::from_secs(120),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match try_main() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-load: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn try_main() -> Result<()> {
+    let options = Options::parse(std::env::args().skip(1))?;
+    let command = options.positional.first().map(String::as_str);
+    match command {
+        Some("all") => all(&options),
+        Some("run") => {
+            let name = options.positional.get(1).ok_or("run needs a SERVER")?;
+            let (label, command) = match Server::from_name(name) {
+                Some(server) => (server.name(), server.command(&bin_dir()?)),
+                // Any other stdio server with the same `echo` tool, by path.
+                None if name.contains(std::path::MAIN_SEPARATOR) => (
+                    "program",
+                    ServerCommand {
+                        program: name.into(),
+                        args: options.positional[2..].to_vec(),
+                    },
+                ),
+                None => return Err(format!("unknown server `{name}`").into()),
+            };
+            let _niceness = Niceness::set(options.nice)?;
+            for &c in &options.concurrency {
+                let sample = measure(label, &command, Transport::Stdio, &options.plan(c))?;
+                println!("{}", describe(&sample));
+            }
+            Ok(())
+        }
+        Some("build-cost") => {
+            let _niceness = Niceness::set(options.nice)?;
+            let results = Results {
+                date: today(),
+                machine: machine(),
+                workload: String::new(),
+                samples: Vec::new(),
+                cold_starts: Vec::new(),
+                builds: build_costs(&options)?,
+            };
+            print!("{}", results.to_markdown());
+            Ok(())
+        }
+        Some("help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n{USAGE}").into()),
+    }
+}
+
+/// Every server at every concurrency, interleaved (each repetition runs each server once
+/// per concurrency before the next repetition starts), then the build cost.
+fn all(options: &Options) -> Result<()> {
+    if options.build {
+        build_servers()?;
+    }
+    let bin_dir = bin_dir()?;
+    let niceness = Niceness::set(options.nice)?;
+    let machine_before = machine();
+    // One unmeasured start of each binary, so that no measured run pays for reading it
+    // from disk.
+    for &server in &options.servers {
+        let plan = Plan {
+            calls: 1,
+            warmup: 0,
+            ..options.plan(1)
+        };
+        Transport::Stdio.run(&server.command(&bin_dir), &plan)?;
+    }
+    let mut samples = Vec::new();
+    let mut cold_starts = Vec::new();
+    let total = options.reps * options.concurrency.len() * options.servers.len();
+    for rep in 1..=options.reps {
+        for &c in &options.concurrency {
+            for &server in &options.servers {
+                let sample = measure(
+                    server.name(),
+                    &server.command(&bin_dir),
+                    Transport::Stdio,
+                    &options.plan(c),
+                )?;
+                eprintln!(
+                    "[{}/{total}] rep {rep}: {}",
+                    samples.len() + 1,
+                    describe(&sample)
+                );
+                samples.push(sample);
+            }
+        }
+        // Starts alone, interleaved too: the runs give too few for a stable median.
+        let only_start = Plan {
+            calls: 0,
+            warmup: 0,
+            ..options.plan(1)
+        };
+        for _ in 0..options.cold_starts {
+            for &server in &options.servers {
+                let outcome = Transport::Stdio
+                    .run(&server.command(&bin_dir), &only_start)
+                    .map_err(|e| format!("{} (cold start): {e}", server.name()))?;
+                cold_starts.push(ColdStart {
+                    server: server.name(),
+                    transport: Transport::Stdio,
+                    ms: outcome.cold_start.as_secs_f64() * 1_000.0,
+                });
+            }
+        }
+    }
+    let builds = build_costs(options)?;
+    drop(niceness);
+    let results = Results {
+        date: today(),
+        machine: format!("{machine_before} Load average after: {}.", load_average()),
+        workload: format!(
+            "Each run: spawn the server, `initialize` (cold start = spawn → its response), {} \
+             unmeasured `echo` calls, then {} measured ones with every reply checked, then close \
+             its input and wait for it to exit. {} repetitions, servers interleaved; each figure \
+             is the median over the repetitions. Cold starts also count {} extra starts per \
+             server and repetition.",
+            options.warmup, options.calls, options.reps, options.cold_starts
+        ),
+        samples,
+        cold_starts,
+        builds,
+    };
+    let markdown = results.to_markdown();
+    print!("{markdown}");
+    let out = match &options.out {
+        Some(dir) => dir.clone(),
+        None => target_dir()?.join("mcp-bench"),
+    };
+    std::fs::create_dir_all(&out)?;
+    let stamp = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
+    let report = out.join(format!("report-{stamp}.md"));
+    std::fs::write(&report, &markdown)?;
+    let raw = out.join(format!("runs-{stamp}.csv"));
+    std::fs::write(&raw, csv(&results.samples, &results.builds))?;
+    eprintln!("mcp-load: wrote {} and {}", report.display(), raw.display());
+    Ok(())
+}
+
+fn measure(
+    label: &'static str,
+    command: &ServerCommand,
+    transport: Transport,
+    plan: &Plan,
+) -> Result<Sample> {
+    let outcome = transport
+        .run(command, plan)
+        .map_err(|e| format!("{label} ({} in flight): {e}", plan.concurrency))?;
+    let mut latencies = outcome.calls.latencies_ns;
+    latencies.sort_unstable();
+    let us = |q| stats::quantile_of_sorted(&latencies, q) as f64 / 1_000.0;
+    Ok(Sample {
+        server: label,
+        transport,
+        concurrency: plan.concurrency,
+        calls_per_s: plan.calls as f64 / outcome.calls.wall.as_secs_f64(),
+        p50_us: us(0.50),
+        p99_us: us(0.99),
+        cold_start_ms: outcome.cold_start.as_secs_f64() * 1_000.0,
+        peak_rss_mib: outcome.peak_rss_kib as f64 / 1024.0,
+    })
+}
+
+fn describe(s: &Sample) -> String {
+    format!(
+        "{:<12} {} c={:<2} {:>8.0} calls/s  p50 {:>7.1} µs  p99 {:>7.1} µs  cold start {:>6.2} ms  peak RSS {:>5.1} MiB",
+        s.server,
+        s.transport.name(),
+        s.concurrency,
+        s.calls_per_s,
+        s.p50_us,
+        s.p99_us,
+        s.cold_start_ms,
+        s.peak_rss_mib
+    )
+}
+
+fn build_costs(options: &Options) -> Result<Vec<BuildCost>> {
+    if options.build_reps == 0 {
+        return Ok(Vec::new());
+    }
+    let work_dir = target_dir()?.join("mcp-bench").join("build-cost");
+    eprintln!(
+        "mcp-load: clean release builds under {} ({} per framework)",
+        work_dir.display(),
+        options.build_reps
+    );
+    build_cost::measure(&cargo(), &work_dir, options.build_reps, &mut |b| {
+        eprintln!(
+            "  {:<5} {:>6.1} s  {:>6.2} MiB",
+            b.framework.name(),
+            b.seconds,
+            b.binary_bytes as f64 / (1024.0 * 1024.0)
+        );
+    })
+}
+
+/// This process's niceness, changed for as long as the value lives. Threads and processes
+/// started meanwhile inherit it (on Linux the niceness of the main thread is changed, and
+/// only the main thread starts others while it is set).
+struct Niceness {
+    restore: Option<i32>,
+}
+
+impl Niceness {
+    fn set(nice: Option<i32>) -> Result<Niceness> {
+        let Some(nice) = nice else {
+            return Ok(Niceness { restore: None });
+        };
+        let before = current_niceness().unwrap_or(0);
+        renice(nice)?;
+        Ok(Niceness {
+            restore: Some(before),
+        })
+    }
+}
+
+impl Drop for Niceness {
+    fn drop(&mut self) {
+        if let Some(before) = self.restore
+            && let Err(e) = renice(before)
+        {
+            eprintln!("mcp-load: {e}");
+        }
+    }
+}
+
+/// The niceness of this process's main thread.
+fn current_niceness() -> Option<i32> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which is in parentheses; niceness is field 19.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(16)?.parse().ok()
+}
+
+fn renice(nice: i32) -> Result<()> {
+    let status = Command::new("renice")
+        .args([
+            "-n",
+            &nice.to_string(),
+            "-p",
+            &std::process::id().to_string(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run renice: {e}"))?;
+    if !status.success() {
+        return Err(format!("renice -n {nice} failed ({status}); -20 needs root").into());
+    }
+    Ok(())
+}
+
+fn cargo() -> PathBuf {
+    std::env::var_os("CARGO").map_or_else(|| "cargo".into(), PathBuf::from)
+}
+
+/// Builds the server binaries beside this one, when run through cargo (which says so in
+/// `CARGO`); otherwise they must be built already.
+fn build_servers() -> Result<()> {
+    if std::env::var_os("CARGO").is_none() {
+        return Ok(());
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let mut command = Command::new(cargo());
+    command.args(["build", "--release", "--bins", "--manifest-path"]);
+    command.arg(&manifest);
+    if !bin_dir()?.ends_with("release") {
+        return Err(
+            "run mcp-load in release mode: cargo run --release -p mcp-bench --bin mcp-load -- all"
+                .into(),
+        );
+    }
+    let status = command.status()?;
+    if !status.success() {
+        return Err(format!("building the servers failed ({status})").into());
+    }
+    Ok(())
+}
+
+/// The directory of this executable, where cargo puts the server binaries too.
+fn bin_dir() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    Ok(exe
+        .parent()
+        .ok_or("the executable has no directory")?
+        .to_path_buf())
+}
+
+/// The cargo target directory this executable was built into.
+fn target_dir() -> Result<PathBuf> {
+    let bin_dir = bin_dir()?;
+    Ok(bin_dir
+        .parent()
+        .ok_or("the executable is not in a cargo target directory")?
+        .to_path_buf())
+}
+
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|l| l.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|k| k.trim().to_owned())
+        .unwrap_or_else(|_| std::env::consts::OS.into());
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    let niceness = current_niceness().map_or_else(|| "unknown".into(), |n| n.to_string());
+    format!(
+        "Source: {}. Machine: {cores} cores ({cpu}), Linux {kernel}, {rustc}. Niceness of the \
+         runs: {niceness}. Load average before: {}.",
+        source_revision(),
+        load_average()
+    )
+}
+
+/// The workspace's commit, and whether its working tree differs from it.
+fn source_revision() -> String {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(&workspace)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(commit) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
+            Some(changes) if !changes.is_empty() => format!("commit {commit} with changes"),
+            _ => format!("commit {commit}"),
+        },
+        None => "not a git checkout".into(),
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
+    let mut out = String::from(
+        "kind,server,transport,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,build_s,binary_bytes\n",
+    );
+    for s in samples {
+        out.push_str(&format!(
+            "run,{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},,\n",
+            s.server,
+            s.transport.name(),
+            s.concurrency,
+            s.calls_per_s,
+            s.p50_us,
+            s.p99_us,
+            s.cold_start_ms,
+            s.peak_rss_mib
+        ));
+    }
+    for b in builds {
+        out.push_str(&format!(
+            "build,{},,,,,,,,{:.2},{}\n",
+            b.framework.name(),
+            b.seconds,
+            b.binary_bytes
+        ));
+    }
+    out
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let days = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}

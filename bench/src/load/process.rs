@@ -1,0 +1,166 @@
+//! A server under test as an operating-system process: how it is started, its peak resident
+//! memory, a watchdog against hangs, and how it is waited for.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::Result;
+
+/// How to start one server: a program and its arguments.
+#[derive(Clone, Debug)]
+pub struct ServerCommand {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl ServerCommand {
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.args);
+        command
+    }
+}
+
+/// A running server: the child process, a thread sampling its peak resident set size, and a
+/// watchdog that kills it if a run takes longer than it may.
+pub struct ServerProcess {
+    child: Arc<Mutex<Child>>,
+    pid: u32,
+    peak_kib: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<()>>,
+    disarm: Option<mpsc::Sender<()>>,
+}
+
+/// How often the sampler reads the peak resident set size while the server runs.
+const SAMPLE_EVERY: Duration = Duration::from_millis(10);
+
+impl ServerProcess {
+    /// Starts the process (with its standard streams as `command` sets them) and the watchdog,
+    /// which kills it after `deadline`.
+    pub fn spawn(mut command: Command, deadline: Duration) -> Result<ServerProcess> {
+        let child = command
+            .spawn()
+            .map_err(|e| format!("cannot start {:?}: {e}", command.get_program()))?;
+        let pid = child.id();
+        let child = Arc::new(Mutex::new(child));
+        let peak_kib = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let sampler = {
+            let (peak_kib, stop) = (Arc::clone(&peak_kib), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("rss-sampler".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        match read_peak_rss_kib(pid) {
+                            Some(kib) => {
+                                peak_kib.fetch_max(kib, Ordering::Relaxed);
+                            }
+                            None => break,
+                        }
+                        std::thread::sleep(SAMPLE_EVERY);
+                    }
+                })?
+        };
+        let (disarm, disarmed) = mpsc::channel::<()>();
+        {
+            let child = Arc::clone(&child);
+            std::thread::Builder::new()
+                .name("watchdog".into())
+                .spawn(move || {
+                    if let Err(mpsc::RecvTimeoutError::Timeout) = disarmed.recv_timeout(deadline) {
+                        eprintln!(
+                            "mcp-load: server {pid} still running after {deadline:?}; killing it"
+                        );
+                        let _ = lock(&child).kill();
+                    }
+                })?;
+        }
+        Ok(ServerProcess {
+            child,
+            pid,
+            peak_kib,
+            stop,
+            sampler: Some(sampler),
+            disarm: Some(disarm),
+        })
+    }
+
+    /// Takes a standard stream of the child, e.g. `|c| c.stdin.take()`.
+    pub fn take<T>(&self, f: impl FnOnce(&mut Child) -> Option<T>) -> Result<T> {
+        f(&mut lock(&self.child)).ok_or_else(|| "the server's standard stream is not piped".into())
+    }
+
+    /// The peak resident set size so far, in KiB: the kernel's high-water mark read now,
+    /// or the highest the sampler saw.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let now = read_peak_rss_kib(self.pid).unwrap_or(0);
+        self.peak_kib.fetch_max(now, Ordering::Relaxed).max(now)
+    }
+
+    /// Waits for the process to exit (after its input was closed), killing it after `grace`.
+    pub fn wait(mut self, grace: Duration) -> Result<ExitStatus> {
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = lock(&self.child).try_wait()? {
+                break status;
+            }
+            if started.elapsed() > grace {
+                let mut child = lock(&self.child);
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "the server did not exit within {grace:?} of its input closing"
+                )
+                .into());
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        self.finish();
+        Ok(status)
+    }
+
+    fn finish(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(sampler) = self.sampler.take() {
+            let _ = sampler.join();
+        }
+        // Dropping the sender ends the watchdog without killing.
+        self.disarm.take();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if self.disarm.is_some() {
+            let mut child = lock(&self.child);
+            let _ = child.kill();
+            let _ = child.wait();
+            drop(child);
+            self.finish();
+        }
+    }
+}
+
+fn lock(child: &Mutex<Child>) -> std::sync::MutexGuard<'_, Child> {
+    child.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `VmHWM` of `/proc/<pid>/status`: the peak resident set size, in KiB. `None` once the
+/// process is gone (or off Linux).
+pub fn read_peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Whether the process exited normally; a description of how it did not otherwise.
+pub fn describe_exit(status: ExitStatus) -> Option<String> {
+    (!status.success()).then(|| format!("the server exited with {status}"))
+}

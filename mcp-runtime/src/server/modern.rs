@@ -1,0 +1,371 @@
+//! The stateless era (protocol revision 2026-07-28), served beside the handshake era: every
+//! request carries its protocol version, client info and capabilities in `_meta`; there is no
+//! session; `server/discover` replaces `initialize`; every result says its `resultType`, and
+//! lists carry cache hints. Requests to the client become multi round-trip requests: the
+//! handler's call ends with an `InputRequiredResult`, and the retry brings the answers.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use super::Server;
+use super::dispatch::{Routed, parse_params};
+use super::request_state::{Binding, SealedState};
+use super::session::{Negotiated, RequestChannel, Session};
+use crate::protocol::{
+    Implementation, LogLevel, ProtocolVersion, RequestId, RpcError, response_frame,
+};
+
+/// The stateless revisions this server speaks.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// How long clients may cache a list or a read, and for whom (2026-07-28 cache hints).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheHint {
+    /// How long the result stays fresh, in milliseconds.
+    pub ttl_ms: u64,
+    /// Whether the result is the same for every caller (`public`) or not (`private`).
+    pub public: bool,
+}
+
+impl CacheHint {
+    fn insert(self, result: &mut Map<String, Value>) {
+        result.insert("ttlMs".into(), self.ttl_ms.into());
+        result.insert(
+            "cacheScope".into(),
+            (if self.public { "public" } else { "private" }).into(),
+        );
+    }
+}
+
+/// The request metadata every stateless request carries.
+#[derive(Deserialize)]
+struct RequestMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<String>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    client_capabilities: Option<Map<String, Value>>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client_info: Option<Implementation>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
+    log_level: Option<LogLevel>,
+}
+
+#[derive(Deserialize)]
+struct MetaOnly {
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMeta>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<Map<String, Value>>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+/// One stateless request that may ask the client for input: the answers known so far, and
+/// the input requests its handler made that have no answer yet.
+pub(crate) struct RoundTrip {
+    binding: Binding,
+    answers: Map<String, Value>,
+    pending: Mutex<Vec<(String, Value)>>,
+    asked: AtomicUsize,
+    names: Mutex<Vec<Option<String>>>,
+    missing: Mutex<Vec<Vec<&'static str>>>,
+}
+
+impl RoundTrip {
+    /// The answer to the handler's next input request, or `None` after recording it as
+    /// pending. Keys follow the order the handler asks in, which is the same on every run.
+    pub(crate) fn answer(&self, method: &str, params: Value) -> Option<Value> {
+        let n = self.asked.fetch_add(1, Ordering::Relaxed);
+        let named = self
+            .names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(n)
+            .cloned()
+            .flatten();
+        let key = named.unwrap_or_else(|| format!("{}-{n}", method.replace('/', "-")));
+        if let Some(answer) = self.answers.get(&key) {
+            return Some(answer.clone());
+        }
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((key, json!({ "method": method, "params": params })));
+        None
+    }
+
+    /// Names the input requests the handler makes from now on, in the order it asks.
+    pub(crate) fn name_inputs(&self, keys: Vec<String>) {
+        let asked = self.asked.load(Ordering::Relaxed);
+        let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        names.truncate(asked);
+        while names.len() < asked {
+            names.push(None);
+        }
+        names.extend(keys.into_iter().map(Some));
+    }
+
+    /// Records a capability the handler needed and the client did not declare.
+    pub(crate) fn note_missing(&self, path: &[&'static str]) {
+        self.missing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(path.to_vec());
+    }
+
+    /// When the handler failed after needing capabilities the client did not declare: the
+    /// `MissingRequiredClientCapabilityError` (-32021) naming them.
+    pub(crate) fn missing_capability(&self, result: &Result<String, RpcError>) -> Option<RpcError> {
+        let missing = self.missing.lock().unwrap_or_else(|p| p.into_inner());
+        if missing.is_empty() {
+            return None;
+        }
+        let failed = match result {
+            Err(_) => true,
+            Ok(result) => serde_json::from_str::<Value>(result)
+                .is_ok_and(|v| v.get("isError") == Some(&Value::Bool(true))),
+        };
+        if !failed {
+            return None;
+        }
+        let mut required = Map::new();
+        for path in missing.iter() {
+            let mut slot = &mut required;
+            for part in path {
+                slot = slot
+                    .entry(part.to_string())
+                    .or_insert_with(|| json!({}))
+                    .as_object_mut()?;
+            }
+        }
+        let names: Vec<String> = missing.iter().map(|p| p.join(".")).collect();
+        Some(
+            RpcError::new(
+                crate::protocol::code::MISSING_CLIENT_CAPABILITY,
+                format!(
+                    "the request needs client capabilities it did not declare: {}",
+                    names.join(", ")
+                ),
+            )
+            .with_data(json!({ "requiredCapabilities": required })),
+        )
+    }
+
+    /// The `InputRequiredResult` when the handler asked for anything unanswered.
+    pub(crate) fn input_required(&self, server: &Server) -> Option<String> {
+        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        if pending.is_empty() {
+            return None;
+        }
+        let requests: Map<String, Value> = pending.into_iter().collect();
+        let state = server.state_keys().seal(&SealedState::new(
+            self.binding.clone(),
+            self.answers.clone(),
+        ));
+        Some(
+            json!({
+                "resultType": "input_required",
+                "inputRequests": requests,
+                "requestState": state,
+            })
+            .to_string(),
+        )
+    }
+}
+
+/// Whether a request belongs to the stateless era: `server/discover`, or a protocol version
+/// in its `_meta`.
+pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
+    method == "server/discover" || params.is_some_and(|p| p.get().contains(META_VERSION))
+}
+
+/// Marks a result complete, as every stateless result must say.
+pub(crate) fn complete(result: &str, cache: Option<CacheHint>) -> String {
+    let mut value: Value = serde_json::from_str(result).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("resultType".into(), "complete".into());
+        if let Some(cache) = cache {
+            cache.insert(obj);
+        }
+    }
+    value.to_string()
+}
+
+impl Server {
+    pub(super) fn modern_request(
+        &self,
+        connection: &Session,
+        id: &RequestId,
+        method: &str,
+        params: Option<&RawValue>,
+        out: &RequestChannel,
+    ) -> Result<Routed, RpcError> {
+        let p: MetaOnly = parse_params(params)?;
+        // Invalid request metadata is refused with -32602 (HTTP 400): `invalidMeta` names
+        // the field at fault.
+        let invalid_meta = |field: &str, message: String| {
+            RpcError::invalid_params(message).with_data(json!({ "invalidMeta": field }))
+        };
+        let meta = p.meta.ok_or_else(|| {
+            invalid_meta(
+                "_meta",
+                format!("`_meta` with `{META_VERSION}` is required"),
+            )
+        })?;
+        let requested = meta.protocol_version.ok_or_else(|| {
+            invalid_meta(META_VERSION, format!("`_meta` must carry `{META_VERSION}`"))
+        })?;
+        if meta.client_capabilities.is_none() {
+            return Err(invalid_meta(
+                META_CAPABILITIES,
+                format!("`_meta` must carry `{META_CAPABILITIES}`"),
+            ));
+        }
+        if !MODERN_VERSIONS.contains(&requested.as_str()) {
+            let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+            supported.extend(ProtocolVersion::HANDSHAKE.iter().rev().map(|v| v.as_str()));
+            return Err(RpcError::new(
+                crate::protocol::code::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("unsupported protocol version `{requested}`"),
+            )
+            .with_data(json!({ "supported": supported, "requested": requested })));
+        }
+        // A request stands alone: a session for it only, holding what its `_meta` says.
+        let session = Arc::new(connection.request_scoped(out.out.clone()));
+        session.initialize(Negotiated {
+            version: ProtocolVersion::LATEST_HANDSHAKE,
+            client_info: meta.client_info.unwrap_or_default(),
+            client_capabilities: meta.client_capabilities.unwrap_or_default(),
+        });
+        match meta.log_level {
+            Some(level) => session.set_log_level(level),
+            None => session.silence_logs(),
+        }
+        let version = ProtocolVersion::LATEST_HANDSHAKE;
+        let lists = Some(self.inner.list_cache);
+        let reply = |result: String, cache: Option<CacheHint>| {
+            Ok(Routed::Reply(Some(response_frame(
+                id,
+                &complete(&result, cache),
+            ))))
+        };
+        let known = match method {
+            "tools/list" | "tools/call" => self.has_capability(super::Capability::Tools),
+            "prompts/list" | "prompts/get" => self.has_capability(super::Capability::Prompts),
+            "resources/list" | "resources/templates/list" | "resources/read" => {
+                self.has_capability(super::Capability::Resources)
+            }
+            "completion/complete" => {
+                self.has_capability(super::Capability::Prompts)
+                    || self.has_capability(super::Capability::Resources)
+            }
+            // `ping` went with the handshake: a stateless request stands alone.
+            "server/discover" => true,
+            _ => false,
+        };
+        if !known {
+            return Err(RpcError::method_not_found(method));
+        }
+        match method {
+            "server/discover" => reply(self.discover_result(), None),
+            "tools/list" => reply(self.list_tools(version, params)?, lists),
+            "prompts/list" => reply(self.list_prompts(version, params)?, lists),
+            "resources/templates/list" => {
+                reply(self.list_resource_templates(version, params)?, lists)
+            }
+            "resources/list" => Ok(wrap_deferred(
+                self.list_resources(id, version, params)?,
+                lists,
+            )),
+            "completion/complete" => reply(self.complete(params)?, None),
+            _ => {
+                // tools/call, prompts/get, resources/read: the answers so far come sealed in
+                // `requestState` and fresh in `inputResponses`.
+                let params_value: Option<Value> =
+                    params.and_then(|p| serde_json::from_str(p.get()).ok());
+                let caller = out.auth.as_ref().map(|a| a.subject.as_str());
+                let binding = Binding::new(method, params_value.as_ref(), caller);
+                let mut answers = match &p.request_state {
+                    Some(sealed) => {
+                        self.state_keys()
+                            .open(sealed, &binding)
+                            .map_err(RpcError::invalid_params)?
+                            .answers
+                    }
+                    None => Map::new(),
+                };
+                answers.extend(p.input_responses.unwrap_or_default());
+                let round_trip = Arc::new(RoundTrip {
+                    binding,
+                    answers,
+                    pending: Mutex::new(Vec::new()),
+                    asked: AtomicUsize::new(0),
+                    names: Mutex::new(Vec::new()),
+                    missing: Mutex::new(Vec::new()),
+                });
+                let mut channel = out.clone();
+                channel.round_trip = Some(round_trip);
+                match method {
+                    "tools/call" => self.call_tool(&session, id, version, params, &channel),
+                    "prompts/get" => self.get_prompt(&session, id, version, params, &channel),
+                    _ => self.read_resource(&session, id, params, &channel),
+                }
+            }
+        }
+    }
+
+    /// `server/discover`: versions, capabilities, server info, instructions, cache hints.
+    fn discover_result(&self) -> String {
+        let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+        supported.extend(ProtocolVersion::HANDSHAKE.iter().rev().map(|v| v.as_str()));
+        let initialize: Value = serde_json::from_str(
+            &self.inner.initialize_results[ProtocolVersion::LATEST_HANDSHAKE.index()],
+        )
+        .unwrap_or_default();
+        let mut result = json!({
+            "supportedVersions": supported,
+            "capabilities": initialize["capabilities"],
+            "_meta": { "io.modelcontextprotocol/serverInfo": initialize["serverInfo"] },
+        });
+        if let Some(instructions) = initialize.get("instructions") {
+            result["instructions"] = instructions.clone();
+        }
+        if let Some(obj) = result.as_object_mut() {
+            self.inner.list_cache.insert(obj);
+        }
+        result.to_string()
+    }
+}
+
+/// Marks the result of a deferred list complete.
+fn wrap_deferred(routed: Routed, cache: Option<CacheHint>) -> Routed {
+    match routed {
+        Routed::Deferred(call) => Routed::Deferred(Box::pin(async move {
+            let frame = call.await?;
+            Some(rewrap_frame(&frame, cache))
+        })),
+        Routed::Reply(Some(frame)) => Routed::Reply(Some(rewrap_frame(&frame, cache))),
+        other => other,
+    }
+}
+
+/// Adds `resultType` (and cache hints) to the result of a serialised response.
+fn rewrap_frame(frame: &[u8], cache: Option<CacheHint>) -> Vec<u8> {
+    let Ok(mut value) = serde_json::from_slice::<Value>(frame) else {
+        return frame.to_vec();
+    };
+    if let Some(result) = value.get_mut("result").and_then(Value::as_object_mut) {
+        result.insert("resultType".into(), "complete".into());
+        if let Some(cache) = cache {
+            cache.insert(result);
+        }
+    }
+    serde_json::to_vec(&value).unwrap_or_else(|_| frame.to_vec())
+}

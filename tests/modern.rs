@@ -1,0 +1,270 @@
+//! The stateless era (2026-07-28) over real pipes, beside the handshake era on the same
+//! process: `server/discover`, per-request `_meta`, `resultType` and cache hints, version
+//! errors, and multi round-trip requests with a sealed `requestState`.
+
+use mcp_tests::{StdioServer, assert_valid};
+use serde_json::{Value, json};
+
+const MODERN: &str = "2026-07-28";
+
+fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-e2e", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+fn catalogue() -> StdioServer {
+    StdioServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref())
+}
+
+fn ask(server: &mut StdioServer, id: i64, method: &str, mut params: Value) -> Value {
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta(json!({}));
+    }
+    server.request(id, method, params);
+    server.response(id)
+}
+
+#[test]
+fn discover_describes_the_server_without_a_handshake() {
+    let mut server = catalogue();
+    let response = ask(&mut server, 1, "server/discover", json!({}));
+    assert_valid(MODERN, "DiscoverResultResponse", &response);
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"][0], MODERN);
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25"))
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "mcp-tests"
+    );
+    assert!(result["capabilities"]["tools"].is_object());
+    assert!(result["ttlMs"].is_u64() && result["cacheScope"].is_string());
+}
+
+#[test]
+fn every_stateless_result_says_it_is_complete_and_lists_carry_cache_hints() {
+    let mut server = catalogue();
+    for (i, (method, definition)) in [
+        ("tools/list", "ListToolsResultResponse"),
+        ("prompts/list", "ListPromptsResultResponse"),
+        ("resources/list", "ListResourcesResultResponse"),
+        (
+            "resources/templates/list",
+            "ListResourceTemplatesResultResponse",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let response = ask(&mut server, i as i64 + 1, method, json!({}));
+        assert_valid(MODERN, definition, &response);
+        assert_eq!(response["result"]["resultType"], "complete", "{method}");
+        assert_eq!(response["result"]["ttlMs"], 60000, "{method}");
+        assert_eq!(response["result"]["cacheScope"], "public", "{method}");
+    }
+    let response = ask(&mut server, 10, "tools/call", json!({"name": "fast"}));
+    assert_valid(MODERN, "CallToolResultResponse", &response);
+    assert_eq!(response["result"]["resultType"], "complete");
+    let response = ask(
+        &mut server,
+        11,
+        "resources/read",
+        json!({"uri": "test://static-text"}),
+    );
+    assert_valid(MODERN, "ReadResourceResultResponse", &response);
+    assert_eq!(response["result"]["cacheScope"], "private");
+    let response = ask(
+        &mut server,
+        12,
+        "prompts/get",
+        json!({"name": "greeting", "arguments": {"name": "Ada"}}),
+    );
+    assert_valid(MODERN, "GetPromptResultResponse", &response);
+}
+
+#[test]
+fn an_unsupported_version_is_refused_naming_the_supported_ones() {
+    let mut server = catalogue();
+    let mut m = meta(json!({}));
+    m["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let response = ask(&mut server, 1, "tools/list", json!({ "_meta": m }));
+    assert_valid(MODERN, "UnsupportedProtocolVersionError", &response);
+    assert_eq!(response["error"]["data"]["requested"], "2099-01-01");
+    assert_eq!(response["error"]["data"]["supported"][0], MODERN);
+}
+
+#[test]
+fn both_eras_are_served_by_one_process() {
+    let mut server = catalogue();
+    let response = ask(&mut server, 1, "tools/call", json!({"name": "fast"}));
+    assert_eq!(response["result"]["resultType"], "complete");
+    server.initialize("2025-11-25");
+    server.request(2, "tools/call", json!({"name": "fast"}));
+    let response = server.response(2);
+    assert!(
+        response["result"].get("resultType").is_none(),
+        "a handshake-era result: {response}"
+    );
+    let response = ask(&mut server, 3, "tools/call", json!({"name": "fast"}));
+    assert_eq!(response["result"]["resultType"], "complete");
+}
+
+/// Calls `choose_seat` statelessly and returns the `InputRequiredResult`.
+fn seat_input_required(server: &mut StdioServer, id: i64) -> Value {
+    let response = ask(
+        server,
+        id,
+        "tools/call",
+        json!({"name": "choose_seat", "_meta": meta(json!({"elicitation": {}}))}),
+    );
+    assert_valid(MODERN, "JSONRPCResultResponse", &response);
+    assert_valid(MODERN, "InputRequiredResult", &response["result"]);
+    response["result"].clone()
+}
+
+#[test]
+fn elicitation_is_a_multi_round_trip_with_a_sealed_state() {
+    let mut server = catalogue();
+    let first = seat_input_required(&mut server, 1);
+    assert_eq!(first["resultType"], "input_required");
+    let requests = first["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1);
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(
+        request["params"]["requestedSchema"]["required"],
+        json!(["name", "seat"])
+    );
+    let state = first["requestState"].as_str().unwrap();
+
+    let retry = ask(
+        &mut server,
+        2,
+        "tools/call",
+        json!({
+            "name": "choose_seat",
+            "_meta": meta(json!({"elicitation": {}})),
+            "inputResponses": { key: {"action": "accept", "content": {"name": "Ada", "seat": "window"}} },
+            "requestState": state,
+        }),
+    );
+    assert_valid(MODERN, "CallToolResultResponse", &retry);
+    assert_eq!(
+        retry["result"]["content"][0]["text"],
+        "Ada sits by the window with 1 bag(s)"
+    );
+}
+
+#[test]
+fn a_retry_without_the_answers_asks_again() {
+    let mut server = catalogue();
+    let first = seat_input_required(&mut server, 1);
+    let retry = ask(
+        &mut server,
+        2,
+        "tools/call",
+        json!({"name": "choose_seat", "_meta": meta(json!({"elicitation": {}})), "requestState": first["requestState"]}),
+    );
+    assert_eq!(retry["result"]["resultType"], "input_required", "{retry}");
+}
+
+#[test]
+fn tampered_and_foreign_states_are_refused() {
+    let mut server = catalogue();
+    let first = seat_input_required(&mut server, 1);
+    let state = first["requestState"].as_str().unwrap();
+    let mut tampered = state.to_owned();
+    tampered.replace_range(3..4, if &state[3..4] == "A" { "B" } else { "A" });
+    for (id, name, state) in [(2, "choose_seat", tampered.as_str()), (3, "sign_in", state)] {
+        let response = ask(
+            &mut server,
+            id,
+            "tools/call",
+            json!({"name": name, "_meta": meta(json!({"elicitation": {"url": {}}})), "requestState": state}),
+        );
+        assert_eq!(response["error"]["code"], -32602, "{name}: {response}");
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("requestState")
+        );
+    }
+    // A state from another server (another key) is refused as well.
+    let mut other = catalogue();
+    let response = ask(
+        &mut other,
+        1,
+        "tools/call",
+        json!({"name": "choose_seat", "_meta": meta(json!({"elicitation": {}})), "requestState": state}),
+    );
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+}
+
+#[test]
+fn sampling_and_roots_are_round_trips_too_and_undeclared_features_are_not_asked() {
+    let mut server = catalogue();
+    let response = ask(
+        &mut server,
+        1,
+        "tools/call",
+        json!({"name": "ask_model", "arguments": {"question": "2+2?"}, "_meta": meta(json!({"sampling": {}}))}),
+    );
+    let requests = response["result"]["inputRequests"].as_object().unwrap();
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "sampling/createMessage");
+    assert_eq!(request["params"]["maxTokens"], 50);
+    let retry = ask(
+        &mut server,
+        2,
+        "tools/call",
+        json!({
+            "name": "ask_model", "arguments": {"question": "2+2?"},
+            "_meta": meta(json!({"sampling": {}})),
+            "inputResponses": { key: {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"} },
+            "requestState": response["result"]["requestState"],
+        }),
+    );
+    assert_eq!(retry["result"]["content"][0]["text"], "4 (by m)");
+
+    let response = ask(
+        &mut server,
+        3,
+        "tools/call",
+        json!({"name": "list_roots", "_meta": meta(json!({"roots": {}}))}),
+    );
+    assert_eq!(
+        response["result"]["inputRequests"]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()["method"],
+        "roots/list"
+    );
+
+    let response = ask(
+        &mut server,
+        4,
+        "tools/call",
+        json!({"name": "ask_model", "arguments": {"question": "?"}}),
+    );
+    // A handler that fails for want of an undeclared capability: the request is refused with
+    // a `MissingRequiredClientCapabilityError` naming it (2026-07-28).
+    assert_eq!(
+        response["error"]["code"], -32021,
+        "no sampling capability: {response}"
+    );
+    assert_eq!(
+        response["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+}
