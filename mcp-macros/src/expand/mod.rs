@@ -43,3 +43,40 @@ pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         })
         .collect()
 }
+
+/// Reads each parameter of a prompt or resource into a local `__mcp_arg{i}`: a `Context` is
+/// cloned, an argument parsed from the text in `source` (a `PromptArguments` expression).
+/// Returns the statements and the call's arguments.
+pub(crate) fn text_param_reads(
+    params: &[crate::parse::signature::TextParam],
+    source: &TokenStream,
+) -> (Vec<TokenStream>, Vec<proc_macro2::Ident>) {
+    use crate::parse::signature::{ParamKind, unraw};
+    use quote::{format_ident, quote, quote_spanned};
+    use syn::spanned::Spanned;
+
+    let text_argument = crate::paths::text_argument();
+    let reads = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let local = format_ident!("__mcp_arg{i}");
+            match p.param.kind {
+                ParamKind::Context => quote!(let #local = ::core::clone::Clone::clone(&__mcp_ctx);),
+                ParamKind::Argument => {
+                    let name = unraw(&p.param.ident);
+                    let parsed = &p.parsed;
+                    let read = if p.required { quote!(required) } else { quote!(optional) };
+                    // Spanned on the parameter's type: a type that cannot be parsed from text
+                    // is reported there.
+                    let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed, _>(#source, #name));
+                    quote!(let #local = #call?;)
+                }
+            }
+        })
+        .collect();
+    let call_args = (0..params.len())
+        .map(|i| format_ident!("__mcp_arg{i}"))
+        .collect();
+    (reads, call_args)
+}

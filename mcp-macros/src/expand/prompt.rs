@@ -1,13 +1,12 @@
 //! `#[prompt]`: the function, the hidden unit struct named like it (implementing `Prompt`),
 //! the shim that parses the text arguments and renders the result, and its submission.
 
+use crate::parse::signature::{ParamKind, unraw};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::{quote, quote_spanned};
 
 use crate::parse::extras::{completions_tokens, icons_tokens, meta_tokens};
 use crate::parse::prompt::{PromptModel, parse};
-use crate::parse::signature::{ParamKind, unraw};
 use crate::paths;
 
 pub(crate) fn expand(args: TokenStream, func: syn::ItemFn) -> TokenStream {
@@ -30,7 +29,6 @@ fn expand_model(m: &PromptModel) -> TokenStream {
     let prompt_arguments = paths::prompt_arguments();
     let prompt_future = paths::prompt_future();
     let context = paths::context();
-    let text_argument = paths::text_argument();
     let prompt_output = paths::prompt_output();
     let prompt_output_ty = paths::prompt_output_ty();
 
@@ -60,22 +58,7 @@ fn expand_model(m: &PromptModel) -> TokenStream {
                 required: #required,
             })
         });
-    let reads = m.params.iter().enumerate().map(|(i, p)| {
-        let local = format_ident!("__mcp_arg{i}");
-        match p.param.kind {
-            ParamKind::Context => quote!(let #local = ::core::clone::Clone::clone(&__mcp_ctx);),
-            ParamKind::Argument => {
-                let arg_name = unraw(&p.param.ident);
-                let parsed = &p.parsed;
-                let read = if p.required { quote!(required) } else { quote!(optional) };
-                // Spanned on the parameter's type: a type that cannot be parsed from text is
-                // reported there.
-                let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed, _>(&__mcp_args, #arg_name));
-                quote!(let #local = #call?;)
-            }
-        }
-    });
-    let call_args = (0..m.params.len()).map(|i| format_ident!("__mcp_arg{i}"));
+    let (reads, call_args) = super::text_param_reads(&m.params, &quote!(&__mcp_args));
     let awaited = func.sig.asyncness.map(|_| quote!(.await));
     // Like a tool's, the return type is checked once, as a type argument, so an unfit type is
     // reported on its own tokens. (A missing return type is a parse error.)

@@ -3,13 +3,12 @@
 //! submission.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::prompt::option_lit;
 use crate::parse::extras::{completions_tokens, icons_tokens, meta_tokens};
 use crate::parse::resource::{ResourceModel, parse};
-use crate::parse::signature::{ParamKind, unraw};
 use crate::paths;
 
 pub(crate) fn expand(args: TokenStream, func: syn::ItemFn) -> TokenStream {
@@ -31,7 +30,6 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
     let resource_request = paths::resource_request();
     let resource_future = paths::resource_future();
     let context = paths::context();
-    let text_argument = paths::text_argument();
     let resource_output = paths::resource_output();
     let resource_output_ty = paths::resource_output_ty();
     let list_function = paths::list_function();
@@ -79,20 +77,7 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
 
-    let reads = m.params.iter().enumerate().map(|(i, p)| {
-        let local = format_ident!("__mcp_arg{i}");
-        match p.param.kind {
-            ParamKind::Context => quote!(let #local = ::core::clone::Clone::clone(&__mcp_ctx);),
-            ParamKind::Argument => {
-                let var = unraw(&p.param.ident);
-                let parsed = &p.parsed;
-                let read = if p.required { quote!(required) } else { quote!(optional) };
-                let call = quote_spanned!(parsed.span()=> #text_argument::#read::<#parsed, _>(&__mcp_request.variables, #var));
-                quote!(let #local = #call?;)
-            }
-        }
-    });
-    let call_args = (0..m.params.len()).map(|i| format_ident!("__mcp_arg{i}"));
+    let (reads, call_args) = super::text_param_reads(&m.params, &quote!(&__mcp_request.variables));
     let awaited = func.sig.asyncness.map(|_| quote!(.await));
     // Checked once, as a type argument, on the return type's own tokens (see `prompt`).
     let output_ty = match &m.return_type {

@@ -6,8 +6,8 @@ use proc_macro2::{TokenStream, TokenTree};
 use super::extras::{CompleteEntry, Icon, parse_complete, parse_icon};
 pub(crate) use super::signature::Description;
 use super::signature::{
-    Item, Param, ParamKind, WrittenParams, check_return_type, check_signature, option_inner,
-    parse_params, return_type, unraw,
+    Item, ParamKind, TextParam, WrittenParams, check_return_type, check_signature,
+    parse_text_params, return_type, unraw,
 };
 use super::values::{key_text, path_text, skip_value, string_value};
 use super::{Attr, Ctxt, suggestion};
@@ -22,17 +22,9 @@ pub(crate) struct PromptModel {
     pub description: Description,
     pub icons: Vec<Icon>,
     pub meta: Option<syn::LitStr>,
-    pub params: Vec<PromptParam>,
+    pub params: Vec<TextParam>,
     pub completions: Vec<CompleteEntry>,
     pub return_type: Option<syn::Type>,
-}
-
-pub(crate) struct PromptParam {
-    pub param: Param,
-    /// Whether the argument must be given (its type is not `Option<T>`).
-    pub required: bool,
-    /// The type the argument's text is parsed into (`T` of `Option<T>`).
-    pub parsed: syn::Type,
 }
 
 pub(crate) fn parse(
@@ -48,17 +40,7 @@ pub(crate) fn parse(
     }
     let written = WrittenParams::of(&func.sig);
     check_signature(&cx, &mut func.sig, Item::Prompt);
-    let params: Vec<PromptParam> = parse_params(&cx, &mut func, Item::Prompt)
-        .into_iter()
-        .map(|param| {
-            let inner = option_inner(&param.ty).cloned();
-            PromptParam {
-                required: inner.is_none(),
-                parsed: inner.unwrap_or_else(|| param.ty.clone()),
-                param,
-            }
-        })
-        .collect();
+    let params = parse_text_params(&cx, &mut func, Item::Prompt);
     check_return_type(&cx, &func.sig, Item::Prompt);
     check_completions(&cx, &attr.completions, &params, &written);
     let name = attr
@@ -86,7 +68,7 @@ pub(crate) fn parse(
 fn check_completions(
     cx: &Ctxt,
     completions: &[CompleteEntry],
-    params: &[PromptParam],
+    params: &[TextParam],
     written: &WrittenParams,
 ) {
     let names: Vec<String> = params

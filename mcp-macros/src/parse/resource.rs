@@ -6,8 +6,8 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use super::extras::{CompleteEntry, Icon, parse_complete, parse_icon};
 pub(crate) use super::signature::Description;
 use super::signature::{
-    Item, Param, ParamKind, WrittenParams, check_return_type, check_signature, option_inner,
-    parse_params, return_type, unraw,
+    Item, ParamKind, TextParam, WrittenParams, check_return_type, check_signature,
+    parse_text_params, return_type, unraw,
 };
 use super::values::{
     int_value, key_text, nested_list, path_text, path_value, skip_value, string_value,
@@ -46,16 +46,8 @@ pub(crate) struct ResourceModel {
     pub completions: Vec<CompleteEntry>,
     pub icons: Vec<Icon>,
     pub meta: Option<syn::LitStr>,
-    pub params: Vec<VariableParam>,
+    pub params: Vec<TextParam>,
     pub return_type: Option<syn::Type>,
-}
-
-pub(crate) struct VariableParam {
-    pub param: Param,
-    /// Whether the variable must be bound (its type is not `Option<T>`).
-    pub required: bool,
-    /// The type the variable's text is parsed into.
-    pub parsed: syn::Type,
 }
 
 /// One variable of the template, with where it is written.
@@ -81,17 +73,7 @@ pub(crate) fn parse(
         .and_then(|uri| template_variables(&cx, uri));
     let written = WrittenParams::of(&func.sig);
     check_signature(&cx, &mut func.sig, Item::Resource);
-    let params: Vec<VariableParam> = parse_params(&cx, &mut func, Item::Resource)
-        .into_iter()
-        .map(|param| {
-            let inner = option_inner(&param.ty).cloned();
-            VariableParam {
-                required: inner.is_none(),
-                parsed: inner.unwrap_or_else(|| param.ty.clone()),
-                param,
-            }
-        })
-        .collect();
+    let params = parse_text_params(&cx, &mut func, Item::Resource);
     check_return_type(&cx, &func.sig, Item::Resource);
     if let (Some(uri), Some(variables)) = (&attr.uri, &variables) {
         bind_variables(&cx, uri, variables, &params, &written);
@@ -146,7 +128,7 @@ fn bind_variables(
     cx: &Ctxt,
     uri: &syn::LitStr,
     variables: &[Variable],
-    params: &[VariableParam],
+    params: &[TextParam],
     written: &WrittenParams,
 ) {
     for variable in variables {

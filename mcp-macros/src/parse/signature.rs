@@ -319,6 +319,31 @@ fn is_context(ty: &syn::Type) -> bool {
     }
 }
 
+/// A parameter of a prompt or resource: its argument travels as text and is parsed into
+/// its type; it is optional when written `Option<T>`.
+pub(crate) struct TextParam {
+    pub param: Param,
+    /// Whether the argument must be given (its type is not `Option<T>`).
+    pub required: bool,
+    /// The type the argument's text is parsed into (`T` of `Option<T>`).
+    pub parsed: syn::Type,
+}
+
+/// The parameters of a prompt or resource, each with the type its text is parsed into.
+pub(crate) fn parse_text_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec<TextParam> {
+    parse_params(cx, func, item)
+        .into_iter()
+        .map(|param| {
+            let inner = option_inner(&param.ty).cloned();
+            TextParam {
+                required: inner.is_none(),
+                parsed: inner.unwrap_or_else(|| param.ty.clone()),
+                param,
+            }
+        })
+        .collect()
+}
+
 /// The `T` of a type written `Option<T>` (by its last path segment), if it is one.
 pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
     let syn::Type::Path(p) = ty else { return None };
