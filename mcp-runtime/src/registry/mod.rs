@@ -188,43 +188,28 @@ pub(crate) trait CatalogueItem {
     fn identity(&self) -> usize;
 }
 
-impl CatalogueItem for CatalogueTool {
-    const KIND: &'static str = "tool";
-    fn key(&self) -> &'static str {
-        self.descriptor.name
-    }
-    fn location(&self) -> SourceLocation {
-        self.descriptor.location
-    }
-    fn identity(&self) -> usize {
-        std::ptr::from_ref(self.descriptor) as usize
-    }
+/// Each kind of built item is identified by one field of its descriptor.
+macro_rules! catalogue_item {
+    ($($item:ty => $kind:literal, $key:ident;)*) => {$(
+        impl CatalogueItem for $item {
+            const KIND: &'static str = $kind;
+            fn key(&self) -> &'static str {
+                self.descriptor.$key
+            }
+            fn location(&self) -> SourceLocation {
+                self.descriptor.location
+            }
+            fn identity(&self) -> usize {
+                std::ptr::from_ref(self.descriptor) as usize
+            }
+        }
+    )*};
 }
 
-impl CatalogueItem for CataloguePrompt {
-    const KIND: &'static str = "prompt";
-    fn key(&self) -> &'static str {
-        self.descriptor.name
-    }
-    fn location(&self) -> SourceLocation {
-        self.descriptor.location
-    }
-    fn identity(&self) -> usize {
-        std::ptr::from_ref(self.descriptor) as usize
-    }
-}
-
-impl CatalogueItem for CatalogueResource {
-    const KIND: &'static str = "resource";
-    fn key(&self) -> &'static str {
-        self.descriptor.uri
-    }
-    fn location(&self) -> SourceLocation {
-        self.descriptor.location
-    }
-    fn identity(&self) -> usize {
-        std::ptr::from_ref(self.descriptor) as usize
-    }
+catalogue_item! {
+    CatalogueTool => "tool", name;
+    CataloguePrompt => "prompt", name;
+    CatalogueResource => "resource", uri;
 }
 
 /// Every item of one kind, enabled or not, sorted by key.

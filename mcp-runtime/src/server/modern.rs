@@ -188,14 +188,25 @@ pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
 
 /// Marks a result complete, as every stateless result must say.
 pub(crate) fn complete(result: &str, cache: Option<CacheHint>) -> String {
-    let mut value: Value = serde_json::from_str(result).unwrap_or_else(|_| json!({}));
-    if let Some(obj) = value.as_object_mut() {
-        obj.insert("resultType".into(), "complete".into());
-        if let Some(cache) = cache {
-            cache.insert(obj);
-        }
+    // Every result the runtime builds is one serialised object; the fields go in front of its
+    // members, so the result is not parsed again on every stateless request.
+    let Some(members) = result.trim_start().strip_prefix('{') else {
+        return result.to_owned();
+    };
+    let mut out = String::with_capacity(result.len() + 64);
+    out.push_str("{\"resultType\":\"complete\"");
+    if let Some(cache) = cache {
+        let scope = if cache.public { "public" } else { "private" };
+        out.push_str(&format!(
+            ",\"ttlMs\":{},\"cacheScope\":\"{scope}\"",
+            cache.ttl_ms
+        ));
     }
-    value.to_string()
+    if !members.trim_start().starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(members);
+    out
 }
 
 impl Server {
@@ -368,4 +379,24 @@ fn rewrap_frame(frame: &[u8], cache: Option<CacheHint>) -> Vec<u8> {
         }
     }
     serde_json::to_vec(&value).unwrap_or_else(|_| frame.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completing_a_result_adds_its_type_and_cache_hints() {
+        let hint = Some(CacheHint {
+            ttl_ms: 5,
+            public: false,
+        });
+        let done: Value = serde_json::from_str(&complete(r#"{"tools":[]}"#, hint)).unwrap();
+        assert_eq!(
+            done,
+            json!({"resultType": "complete", "ttlMs": 5, "cacheScope": "private", "tools": []})
+        );
+        let done: Value = serde_json::from_str(&complete("{}", None)).unwrap();
+        assert_eq!(done, json!({"resultType": "complete"}));
+    }
 }
