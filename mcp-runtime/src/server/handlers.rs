@@ -108,6 +108,11 @@ impl HandlerRequest<'_> {
                 () = cancel.cancelled() => return None,
                 outcome = CatchUnwind(handler) => outcome,
             };
+            // The client may cancel on another thread between the two polls above, and a
+            // handler that noticed it finishes in the same poll: it is not answered either.
+            if cancel.is_cancelled() {
+                return None;
+            }
             session.finish(&id);
             let outcome = outcome.map_err(|panic| panic_message(&*panic).to_owned());
             Some(match respond(outcome) {
