@@ -26,6 +26,7 @@ private_paths! {
     tool_trait => Tool;
     tool_descriptor => ToolDescriptor;
     tool_annotations => ToolAnnotations;
+    task_support => TaskSupport;
     source_location => SourceLocation;
     arguments => Arguments;
     tool_future => ToolFuture;

@@ -384,6 +384,24 @@ impl CallToolResult {
         }
     }
 
+    /// A failure of the server rather than of the call: answered with a JSON-RPC internal
+    /// error (-32603) instead of a result, so the client treats it as a protocol fault (a
+    /// task of the tasks extension ends `failed`). Failures the model should read and act on
+    /// are [`CallToolResult::error`].
+    ///
+    /// ```
+    /// use mcp_runtime::CallToolResult;
+    ///
+    /// let r = CallToolResult::protocol_error("the database connection pool is closed");
+    /// assert!(r.content.is_empty());
+    /// ```
+    pub fn protocol_error(message: impl Into<String>) -> Self {
+        CallToolResult {
+            internal_error: Some(message.into()),
+            ..CallToolResult::default()
+        }
+    }
+
     /// A successful result carrying structured content (a text mirror is added when sent).
     pub fn structured(value: Value) -> Self {
         CallToolResult {

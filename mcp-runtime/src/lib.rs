@@ -39,6 +39,7 @@ mod registry;
 mod resource;
 pub mod schema;
 mod server;
+pub mod tasks;
 pub mod testing;
 mod transport;
 mod uri_template;
@@ -69,8 +70,8 @@ pub use registry::{
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
 pub use schema::SchemaProfile;
 pub use server::{
-    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, Server,
-    ServerBuilder,
+    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, DEFAULT_TASK_TTL,
+    Server, ServerBuilder,
 };
 pub use transport::memory::MemoryClient;
 
@@ -134,6 +135,7 @@ pub mod __private {
         Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
     };
     pub use crate::schema::SchemaProfile;
+    pub use crate::tasks::TaskSupport;
 
     /// How a tool reads its arguments: their `inputSchema` and their parser.
     ///

@@ -7,7 +7,9 @@
 //!   closed mid-call;
 //! - `requests`: sampling and elicitation, including SEP-1034 defaults and SEP-1330 enums;
 //! - `resources`: text, binary, a template, and a resource that changes every 3 seconds;
-//! - `prompts`: plain, with arguments (and their completion), with a resource, with an image.
+//! - `prompts`: plain, with arguments (and their completion), with a resource, with an image;
+//! - `round_trips`: multi round-trip requests of the stateless era;
+//! - `tasks`: the tasks extension, and an argument mirrored into an HTTP header.
 //!
 //! Run it with `cargo run -p everything`; it speaks MCP on standard input and output.
 //! With `--http ADDR` it serves Streamable HTTP on `ADDR` (e.g. `127.0.0.1:3000`, endpoint `/mcp`).
@@ -17,6 +19,7 @@ mod prompts;
 mod requests;
 mod resources;
 mod round_trips;
+mod tasks;
 mod tools;
 
 #[mcp_runtime::main]

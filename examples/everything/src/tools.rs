@@ -102,26 +102,46 @@ async fn test_reconnection(ctx: Context) -> &'static str {
     "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure."
 }
 
-/// Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613).
-#[tool(input_schema = json_schema_2020_12_input)]
-fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
-    let address = address.map(|a| format!("{:?}, {:?}", a.street, a.city));
-    format!("JSON Schema 2020-12 tool called with: name={name:?}, address={address:?}")
+/// Tool with JSON Schema 2020-12 features
+#[tool(args, input_schema = json_schema_2020_12_input)]
+fn json_schema_2020_12_tool(args: Contact) -> String {
+    format!("JSON Schema 2020-12 tool called with: {args:?}")
 }
 
-#[derive(mcp_runtime::serde::Deserialize)]
+/// The arguments of `json_schema_2020_12_tool`, as its hand-written schema names them.
+#[derive(Debug, mcp_runtime::serde::Deserialize)]
+#[serde(
+    crate = "mcp_runtime::serde",
+    rename_all = "camelCase",
+    deny_unknown_fields
+)]
+#[allow(dead_code)] // read through `Debug` only
+struct Contact {
+    name: Option<String>,
+    address: Option<Address>,
+    contact_method: Option<String>,
+    phone: Option<String>,
+    email: Option<String>,
+}
+
+#[derive(Debug, mcp_runtime::serde::Deserialize)]
 #[serde(crate = "mcp_runtime::serde", deny_unknown_fields)]
+#[allow(dead_code)] // read through `Debug` only
 struct Address {
     street: Option<String>,
     city: Option<String>,
 }
 
+/// The input schema of SEP-1613 and SEP-2106: `$defs` with an `$anchor`, `$ref`,
+/// composition (`allOf`/`anyOf`) and conditional (`if`/`then`/`else`) keywords, served as
+/// written.
 fn json_schema_2020_12_input() -> mcp_runtime::serde_json::Value {
     mcp_runtime::serde_json::json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {
                     "street": { "type": "string" },
@@ -131,8 +151,40 @@ fn json_schema_2020_12_input() -> mcp_runtime::serde_json::Value {
         },
         "properties": {
             "name": { "type": "string" },
-            "address": { "$ref": "#/$defs/address" }
+            "address": { "$ref": "#/$defs/address" },
+            "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+            "phone": { "type": "string" },
+            "email": { "type": "string" }
         },
+        "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+        "if": {
+            "properties": { "contactMethod": { "const": "phone" } },
+            "required": ["contactMethod"]
+        },
+        "then": { "required": ["phone"] },
+        "else": { "required": ["email"] },
         "additionalProperties": false
     })
+}
+
+/// Changes the tool list (takes this tool away and puts it back), so that every client
+/// following it hears `notifications/tools/list_changed` once.
+#[tool]
+fn test_trigger_tool_change(ctx: Context) -> &'static str {
+    if let Some(server) = ctx.server() {
+        server.disable_tool("test_trigger_tool_change");
+        server.enable_tool("test_trigger_tool_change");
+    }
+    "The tool list changed"
+}
+
+/// Changes the prompt list (takes `test_simple_prompt` away and puts it back), so that every
+/// client following it hears `notifications/prompts/list_changed` once.
+#[tool]
+fn test_trigger_prompt_change(ctx: Context) -> &'static str {
+    if let Some(server) = ctx.server() {
+        server.disable_prompt("test_simple_prompt");
+        server.enable_prompt("test_simple_prompt");
+    }
+    "The prompt list changed"
 }

@@ -38,6 +38,14 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     let tool_output = paths::tool_output();
     let tool_output_of = paths::tool_output_of();
     let submit = paths::submit_tool();
+    let task = {
+        let support = paths::task_support();
+        let variant = m
+            .task
+            .clone()
+            .unwrap_or_else(|| syn::Ident::new("Never", proc_macro2::Span::call_site()));
+        quote!(#support::#variant)
+    };
     let schema_profile = match &m.schema_profile {
         Some(variant) => {
             let profile = paths::schema_profile();
@@ -99,7 +107,12 @@ fn expand_model(m: &ToolModel) -> TokenStream {
             .collect();
         let fields = arguments_params.iter().zip(&type_params).map(|(p, t)| {
             let (ident, docs) = (&p.ident, &p.docs);
-            quote!(#(#docs)* #ident: #t,)
+            // `#[header]`: the property says which HTTP header mirrors it (`x-mcp-header`).
+            let header = p.header.as_ref().map(|h| {
+                let name = &h.name;
+                quote!(#[schemars(extend("x-mcp-header" = #name))])
+            });
+            quote!(#(#docs)* #header #ident: #t,)
         });
         let (generics, bounded, instance, turbofish) = if param_types.is_empty() {
             Default::default()
@@ -212,6 +225,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                     input_schema: #input_schema_fn,
                     output_schema: __MCP_OUTPUT.output_schema,
                     schema_profile: #schema_profile,
+                    task: #task,
                     call: __mcp_call,
                     location: #source_location { file: ::core::file!(), line: #line },
                 };

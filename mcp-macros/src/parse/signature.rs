@@ -1,6 +1,8 @@
 //! What `#[tool]`, `#[prompt]` and `#[resource]` share: the function's signature, its
 //! parameters (`Context` recognised by type), and its return type.
 
+use quote::ToTokens;
+
 use super::Ctxt;
 use super::docs::Docs;
 
@@ -103,6 +105,16 @@ pub(crate) struct Param {
     pub kind: ParamKind,
     /// The parameter's doc attributes, moved to its property.
     pub docs: Vec<syn::Attribute>,
+    /// `#[header]`: the argument is mirrored into the HTTP header `Mcp-Param-{name}`.
+    pub header: Option<Header>,
+}
+
+/// A `#[header]` or `#[header("Name")]` on a tool parameter.
+pub(crate) struct Header {
+    /// The name after `Mcp-Param-`.
+    pub name: String,
+    /// The attribute as written, for errors.
+    pub attr: syn::Attribute,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -242,6 +254,9 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec
         let (docs, others): (Vec<_>, Vec<_>) = std::mem::take(&mut pat_type.attrs)
             .into_iter()
             .partition(|a| a.path().is_ident("doc"));
+        let (headers, others): (Vec<_>, Vec<_>) = others
+            .into_iter()
+            .partition(|a| a.path().is_ident("header"));
         pat_type.attrs = others;
         let ident = match &*pat_type.pat {
             syn::Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
@@ -265,14 +280,110 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec
         } else {
             ParamKind::Argument
         };
+        let header = parse_header(cx, &headers, &ident, kind, item);
         params.push(Param {
             ident,
             ty,
             kind,
             docs,
+            header,
         });
     }
     params
+}
+
+/// Reads the `#[header]` attributes of one parameter: at most one, on a tool's argument,
+/// naming a valid HTTP field name (by default the parameter's name, `tenant_id` →
+/// `Tenant-Id`).
+fn parse_header(
+    cx: &Ctxt,
+    attrs: &[syn::Attribute],
+    ident: &syn::Ident,
+    kind: ParamKind,
+    item: Item,
+) -> Option<Header> {
+    let (first, rest) = attrs.split_first()?;
+    for extra in rest {
+        cx.error_spanned_by(extra, "duplicate attribute `header`");
+    }
+    if item != Item::Tool {
+        cx.error_spanned_by(
+            first,
+            format!(
+                "`#[header]` is for tool parameters: a {} argument is never sent in an HTTP header",
+                item.noun()
+            ),
+        );
+        return None;
+    }
+    if kind == ParamKind::Context {
+        cx.error_spanned_by(
+            first,
+            "`#[header]` mirrors an argument from the client; a `Context` is not one",
+        );
+        return None;
+    }
+    let (name, at) = match &first.meta {
+        syn::Meta::Path(_) => (default_header_name(&unraw(ident)), first.to_token_stream()),
+        syn::Meta::List(list) => match syn::parse2::<syn::LitStr>(list.tokens.clone()) {
+            Ok(lit) => (lit.value(), lit.to_token_stream()),
+            Err(_) => {
+                cx.error_spanned_by(
+                    &list.tokens,
+                    "the header name must be a string literal: `#[header(\"Region\")]`, or `#[header]` alone to name it after the parameter",
+                );
+                return None;
+            }
+        },
+        syn::Meta::NameValue(nv) => {
+            cx.error_spanned_by(
+                nv,
+                "write the header name in parentheses: `#[header(\"Region\")]`, or `#[header]` alone to name it after the parameter",
+            );
+            return None;
+        }
+    };
+    if let Err(problem) = check_header_name(&name) {
+        cx.error_spanned_by(at, problem);
+        return None;
+    }
+    Some(Header {
+        name,
+        attr: first.clone(),
+    })
+}
+
+/// `region` → `Region`, `tenant_id` → `Tenant-Id`.
+fn default_header_name(param: &str) -> String {
+    param
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// An HTTP field name (RFC 9110 `token`): one or more of `A-Z a-z 0-9 ! # $ % & ' * + - . ^ _ \` | ~`.
+fn check_header_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the header name is empty: name it, e.g. `#[header(\"Region\")]`".into());
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)))
+    {
+        None => Ok(()),
+        Some(c) => Err(format!(
+            "`{}` cannot be in an HTTP header name: use letters, digits and `-` (any of `!#$%&'*+-.^_`|~` too)",
+            c.escape_default()
+        )),
+    }
 }
 
 /// Reports types that can never be arguments; true when one was found.
@@ -364,4 +475,19 @@ pub(crate) fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
 pub(crate) fn unraw(ident: &syn::Ident) -> String {
     let s = ident.to_string();
     s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names_default_to_the_parameter_in_header_case() {
+        assert_eq!(default_header_name("region"), "Region");
+        assert_eq!(default_header_name("tenant_id"), "Tenant-Id");
+        assert!(check_header_name("Tenant-Id").is_ok());
+        assert!(check_header_name("").is_err());
+        assert!(check_header_name("Tenant Id").is_err());
+        assert!(check_header_name("Région").is_err());
+    }
 }

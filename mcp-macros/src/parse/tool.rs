@@ -21,6 +21,7 @@ const KEYS: &[&str] = &[
     "meta",
     "input_schema",
     "schema_profile",
+    "task",
 ];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 /// The built-in schema profiles by name, with their `SchemaProfile` variants.
@@ -30,6 +31,13 @@ const SCHEMA_PROFILES: &[(&str, &str)] = &[
     ("gemini", "Gemini"),
     ("openai-strict", "OpenAiStrict"),
     ("draft-07", "Draft07"),
+];
+
+/// The task support values by name, with their `TaskSupport` variants.
+const TASK_SUPPORT: &[(&str, &str)] = &[
+    ("never", "Never"),
+    ("optional", "Optional"),
+    ("required", "Required"),
 ];
 
 /// A validated `#[tool]` function.
@@ -48,6 +56,8 @@ pub(crate) struct ToolModel {
     pub input_schema: Option<syn::Path>,
     /// The `SchemaProfile` variant the tool is always sent in.
     pub schema_profile: Option<syn::Ident>,
+    /// The `TaskSupport` variant: whether a call may become a task.
+    pub task: Option<syn::Ident>,
     pub params: Vec<Param>,
     /// Whether the single non-context parameter is the whole argument object.
     pub args_struct: bool,
@@ -101,6 +111,7 @@ pub(crate) fn parse(
             && params
                 .iter()
                 .any(|p| p.kind == ParamKind::Argument && p.ident == "args"));
+    check_headers(&cx, &params, &attr);
     let return_type = return_type(&func);
     let description = Description::new(attr.description, &func.attrs);
     match cx.check() {
@@ -114,6 +125,7 @@ pub(crate) fn parse(
             meta: attr.meta,
             input_schema: attr.input_schema,
             schema_profile: attr.schema_profile,
+            task: attr.task,
             params,
             args_struct,
             return_type,
@@ -132,6 +144,7 @@ struct ToolAttr {
     meta: Option<syn::LitStr>,
     input_schema: Option<syn::Path>,
     schema_profile: Option<syn::Ident>,
+    task: Option<syn::Ident>,
 }
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -146,6 +159,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
     let mut meta_json = Attr::none(cx, "meta");
     let mut input_schema = Attr::none(cx, "input_schema");
     let mut schema_profile = Attr::none(cx, "schema_profile");
+    let mut task = Attr::none(cx, "task");
     let mut icons = Vec::new();
 
     let parser = syn::meta::parser(|meta| {
@@ -177,6 +191,16 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                     && let Some(variant) = schema_profile_variant(cx, &lit)
                 {
                     schema_profile.set(&meta.path, variant);
+                }
+            }
+            "task" => {
+                if meta.input.is_empty() || meta.input.peek(syn::Token![,]) {
+                    // `task` alone: a task when the client can have one.
+                    task.set(&meta.path, syn::Ident::new("Optional", meta.path.span()));
+                } else if let Some(lit) = string_value(cx, &meta, "required")?
+                    && let Some(variant) = task_support_variant(cx, &lit)
+                {
+                    task.set(&meta.path, variant);
                 }
             }
             "input_schema" => {
@@ -250,6 +274,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         meta: meta_json.get(),
         input_schema: input_schema.get(),
         schema_profile: schema_profile.get(),
+        task: task.get(),
         annotations: Annotations {
             read_only: read_only.get(),
             destructive: destructive.get(),
@@ -282,6 +307,50 @@ fn schema_profile_variant(cx: &Ctxt, lit: &syn::LitStr) -> Option<syn::Ident> {
         ),
     );
     None
+}
+
+/// The `TaskSupport` variant a `task = "…"` value stands for.
+fn task_support_variant(cx: &Ctxt, lit: &syn::LitStr) -> Option<syn::Ident> {
+    let value = lit.value();
+    if let Some((_, variant)) = TASK_SUPPORT.iter().find(|(name, _)| *name == value) {
+        return Some(syn::Ident::new(variant, lit.span()));
+    }
+    cx.error_spanned_by(
+        lit,
+        format!(
+            "unknown task support `{value}`: expected `\"optional\"` (a task when the client supports tasks, the same as `task` alone), `\"required\"` (only ever a task) or `\"never\"`"
+        ),
+    );
+    None
+}
+
+/// `#[header]` parameters: never with a schema written by hand (which carries its own
+/// `x-mcp-header`) or with an argument struct, and each header name once, whatever its case.
+fn check_headers(cx: &Ctxt, params: &[Param], attr: &ToolAttr) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (param, header) in params.iter().filter_map(|p| Some((p, p.header.as_ref()?))) {
+        if attr.input_schema.is_some() {
+            cx.error_spanned_by(
+                &header.attr,
+                "`#[header]` cannot be used with `input_schema`: write `\"x-mcp-header\": \"…\"` in that schema's property instead",
+            );
+        } else if attr.args.is_some() || param.ident == "args" {
+            cx.error_spanned_by(
+                &header.attr,
+                "`#[header]` marks one argument, and an argument struct is the whole argument object: mark the struct's field with `#[schemars(extend(\"x-mcp-header\" = \"…\"))]` instead",
+            );
+        } else if let Some(first) = seen.iter().find(|n| n.eq_ignore_ascii_case(&header.name)) {
+            cx.error_spanned_by(
+                &header.attr,
+                format!(
+                    "the header `Mcp-Param-{}` is already mirrored from another parameter (as `{first}`); header names are compared without regard to case",
+                    header.name
+                ),
+            );
+        } else {
+            seen.push(&header.name);
+        }
+    }
 }
 
 /// MCP 2025-11-25: tool names are 1 to 128 characters of `A-Z a-z 0-9 _ - .`.

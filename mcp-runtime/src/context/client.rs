@@ -143,6 +143,10 @@ impl Context {
         if let Some(round_trip) = &self.inner.out.round_trip {
             let params = serde_json::to_value(params)
                 .map_err(|e| ClientError::InvalidRequest(e.to_string()))?;
+            // In a task the question waits in the task's `inputRequests` for `tasks/update`.
+            if let Some(task) = self.task() {
+                return task.ask(round_trip.next_key(method), method, params).await;
+            }
             return round_trip
                 .answer(method, params)
                 .ok_or(ClientError::InputRequired { method });

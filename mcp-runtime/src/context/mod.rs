@@ -166,6 +166,56 @@ impl Context {
             .map(|n| &n.client_capabilities)
     }
 
+    /// The task this call became (the tasks extension), if it did.
+    pub(crate) fn task(&self) -> Option<&crate::server::tasks::TaskHandle> {
+        self.inner.out.task.as_ref().and_then(|slot| slot.task())
+    }
+
+    /// The id of the task this call became, if it did (see [`crate::tasks`]).
+    pub fn task_id(&self) -> Option<&str> {
+        self.task().map(|t| t.id.as_str())
+    }
+
+    /// Makes this call a task now, when it may become one (a `#[tool(task)]` called by a
+    /// client that declares the tasks extension): the client gets its task handle at once,
+    /// and this handler goes on. Returns whether the call is a task. A call becomes a task
+    /// anyway the first time its handler waits; call this first when the handler is about to
+    /// ask the client something that should wait in the task rather than end the request.
+    ///
+    /// ```
+    /// use mcp_runtime::prelude::*;
+    /// use mcp_runtime::{schemars, serde};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// #[serde(crate = "mcp_runtime::serde")]
+    /// #[schemars(crate = "mcp_runtime::schemars")]
+    /// struct Confirm {
+    ///     confirm: bool,
+    /// }
+    ///
+    /// /// Delete a file, after the user confirms.
+    /// #[tool(task)]
+    /// async fn delete(ctx: Context, path: String) -> Result<String, ToolError> {
+    ///     ctx.continue_as_task().await;
+    ///     let answer = ctx.elicit::<Confirm>(format!("Delete {path}?")).await?;
+    ///     Ok(match answer.accepted() {
+    ///         Some(Confirm { confirm: true }) => format!("deleted {path}"),
+    ///         _ => "kept".into(),
+    ///     })
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub async fn continue_as_task(&self) -> bool {
+        let Some(slot) = &self.inner.out.task else {
+            return false;
+        };
+        if slot.task().is_none() {
+            // Waiting once is what turns the call into a task.
+            tokio::task::yield_now().await;
+        }
+        slot.task().is_some()
+    }
+
     /// Whether the client has cancelled this request.
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancel.is_cancelled()
@@ -190,6 +240,10 @@ impl Context {
         let Some(token) = &self.inner.progress_token else {
             return;
         };
+        if self.task().is_some() {
+            // Tasks report their state through `tasks/get`, never with notifications.
+            return;
+        }
         let message = message.into();
         let with_message = self
             .protocol_version()
@@ -237,6 +291,9 @@ impl Context {
     }
 
     fn log_to(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if self.task().is_some() {
+            return;
+        }
         match self.inner.session.log_level() {
             Some(least) if level >= least => {}
             _ => return,

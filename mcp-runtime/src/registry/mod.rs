@@ -5,6 +5,7 @@
 //! publishes a new immutable [`Catalogue`] of the enabled items, which requests read without
 //! locking anything but a pointer swap.
 
+pub(crate) mod headers;
 mod prompt;
 mod resource;
 mod tool;
@@ -97,6 +98,15 @@ pub enum CatalogueError {
         /// Where it is defined.
         location: SourceLocation,
     },
+    /// A tool's `x-mcp-header` marks break the specification's rules.
+    InvalidHeader {
+        /// The tool.
+        name: &'static str,
+        /// What is wrong.
+        problem: String,
+        /// Where it is defined.
+        location: SourceLocation,
+    },
     /// A resource URI template does not parse.
     InvalidUriTemplate {
         /// The template.
@@ -127,6 +137,14 @@ impl fmt::Display for CatalogueError {
             CatalogueError::InvalidMeta { name, location } => write!(
                 f,
                 "the `meta` of `{name}` (defined at {location}) must be the text of a JSON object"
+            ),
+            CatalogueError::InvalidHeader {
+                name,
+                problem,
+                location,
+            } => write!(
+                f,
+                "the tool `{name}` (defined at {location}) cannot mirror its arguments into headers: {problem}"
             ),
             CatalogueError::InvalidUriTemplate {
                 uri,

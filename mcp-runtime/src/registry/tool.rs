@@ -41,6 +41,8 @@ pub struct ToolDescriptor {
     /// The schema profile this tool is always sent in (`#[tool(schema_profile = "…")]`),
     /// whatever the server or the client's session would choose.
     pub schema_profile: Option<SchemaProfile>,
+    /// Whether a call may become a task (`#[tool(task)]`).
+    pub task: crate::tasks::TaskSupport,
     /// Calls the function with the raw arguments.
     pub call: fn(Context, Arguments) -> ToolFuture,
     /// Where the function is defined.
@@ -176,6 +178,9 @@ pub(crate) struct CatalogueTool {
     pub descriptor: &'static ToolDescriptor,
     /// Whether structured output is wrapped as `{"result": …}`.
     pub wraps_output: bool,
+    /// The arguments mirrored into HTTP headers (`x-mcp-header`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub headers: Vec<super::headers::HeaderParam>,
     /// The schemas before any profile shapes them.
     input: Value,
     output: Option<Value>,
@@ -188,7 +193,7 @@ pub(crate) struct CatalogueTool {
 
 impl CatalogueTool {
     pub(crate) fn build(d: &'static ToolDescriptor) -> Result<CatalogueTool, CatalogueError> {
-        let input = (d.input_schema)();
+        let mut input = (d.input_schema)();
         if !schema::is_object_schema(&input) {
             return Err(CatalogueError::InputSchemaNotObject {
                 name: d.name,
@@ -196,6 +201,14 @@ impl CatalogueTool {
             });
         }
         let meta = parse_meta(d.meta, d.name, d.location)?;
+        let headers = super::headers::header_params(&input).map_err(|problem| {
+            CatalogueError::InvalidHeader {
+                name: d.name,
+                problem,
+                location: d.location,
+            }
+        })?;
+        super::headers::plain_types(&mut input, &headers);
         let output = (d.output_schema)();
         let wraps_output = output
             .as_ref()
@@ -212,6 +225,7 @@ impl CatalogueTool {
         Ok(CatalogueTool {
             descriptor: d,
             wraps_output,
+            headers,
             input,
             output,
             meta,

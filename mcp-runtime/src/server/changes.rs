@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Server;
+use super::subscriptions::ListKind;
 use crate::protocol::notification_frame;
 use crate::registry::{
     CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items, PromptDescriptor,
@@ -20,8 +21,9 @@ const RESOURCES: u8 = 4;
 const COALESCE: Duration = Duration::from_millis(5);
 
 /// Changing what a running server offers. Every change that alters a list sends the matching
-/// `notifications/…/list_changed` to every initialized client; many changes made together
-/// cause one notification per list.
+/// `notifications/…/list_changed` to every initialized client and to every
+/// `subscriptions/listen` stream that asked for it; many changes made together cause one
+/// notification per list.
 ///
 /// ```standalone_crate
 /// use mcp_runtime::prelude::*;
@@ -130,7 +132,9 @@ impl Server {
     }
 
     /// Tells every client subscribed to `uri` that the resource changed
-    /// (`notifications/resources/updated`). Callable from any thread or task.
+    /// (`notifications/resources/updated`): handshake-era sessions that sent
+    /// `resources/subscribe`, and `subscriptions/listen` streams naming it. Callable from any
+    /// thread or task.
     pub fn notify_resource_updated(&self, uri: &str) {
         let frame = notification_frame(
             "notifications/resources/updated",
@@ -141,6 +145,7 @@ impl Server {
                 session.notifications().send(frame.clone());
             }
         }
+        self.inner.listeners.resource_updated(uri);
     }
 
     /// Applies a change to the items; when it changed something, publishes the new catalogue
@@ -184,16 +189,25 @@ impl Server {
     fn flush_list_changed(&self) {
         let kinds = self.inner.pending_changes.swap(0, Ordering::AcqRel);
         let sessions = self.initialized_sessions();
-        for (bit, method) in [
-            (TOOLS, "notifications/tools/list_changed"),
-            (PROMPTS, "notifications/prompts/list_changed"),
-            (RESOURCES, "notifications/resources/list_changed"),
+        for (bit, kind, method) in [
+            (TOOLS, ListKind::Tools, "notifications/tools/list_changed"),
+            (
+                PROMPTS,
+                ListKind::Prompts,
+                "notifications/prompts/list_changed",
+            ),
+            (
+                RESOURCES,
+                ListKind::Resources,
+                "notifications/resources/list_changed",
+            ),
         ] {
             if kinds & bit != 0 {
                 let frame = notification_frame(method, &serde_json::json!({}));
                 for session in &sessions {
                     session.notifications().send(frame.clone());
                 }
+                self.inner.listeners.list_changed(kind, method);
             }
         }
     }

@@ -71,7 +71,8 @@ impl HandlerRequest<'_> {
     }
 
     /// Runs `handler` concurrently; `respond` turns its outcome (or its panic message) into
-    /// the result to send. A cancelled request is answered with nothing.
+    /// the result to send. A cancelled request is answered with nothing. A call that may
+    /// become a task becomes one the first time its handler waits.
     fn run<T: Send + 'static>(
         &self,
         cancel: CancellationToken,
@@ -80,13 +81,17 @@ impl HandlerRequest<'_> {
     ) -> Routed {
         let session = Arc::clone(self.session);
         let id = self.id.clone();
+        let task = self.out.task.clone().map(|slot| {
+            let owner = self.out.auth.as_ref().map(|a| a.subject.clone());
+            (slot, self.server.clone(), owner)
+        });
         // A stateless request: input its handler still needs ends the call, and a complete
         // result says so.
         let stateless = self.out.round_trip.clone().map(|round_trip| {
             let cache = self.cache;
             (round_trip, self.server.clone(), cache)
         });
-        let respond = move |outcome| match stateless {
+        let answer = move |outcome| match stateless {
             None => respond(outcome),
             Some((round_trip, server, cache)) => {
                 let result = respond(outcome);
@@ -100,13 +105,43 @@ impl HandlerRequest<'_> {
             }
         };
         Routed::Deferred(Box::pin(async move {
-            let outcome = tokio::select! {
-                // Cancellation is looked at first: a handler that notices it and returns
-                // must not be answered either. The client gave up on the request, and the
-                // cancellation section of the specification asks for no response.
-                biased;
-                () = cancel.cancelled() => return None,
-                outcome = CatchUnwind(handler) => outcome,
+            let mut handler = CatchUnwind(handler);
+            // Cancellation is looked at first: a handler that notices it and returns must
+            // not be answered either. The client gave up on the request, and the
+            // cancellation section of the specification asks for no response.
+            let outcome = match task {
+                None => tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => return None,
+                    outcome = &mut handler => outcome,
+                },
+                Some((slot, server, owner)) => {
+                    let polled = tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => return None,
+                        polled = std::future::poll_fn(|cx| {
+                            Poll::Ready(Pin::new(&mut handler).poll(cx))
+                        }) => polled,
+                    };
+                    match polled {
+                        Poll::Ready(outcome) => outcome,
+                        // The handler waits: the call becomes a task, and the handler goes
+                        // on in the task's runner.
+                        Poll::Pending => {
+                            session.finish(&id);
+                            let task = match server.create_task(&slot, owner).await {
+                                Ok(task) => task,
+                                Err(error) => return Some(error_frame(Some(&id), &error)),
+                            };
+                            let finish = Box::pin(async move {
+                                let outcome = handler.await;
+                                answer(outcome.map_err(|panic| panic_message(&*panic).to_owned()))
+                            });
+                            server.run_task(task.task_id.clone(), cancel, finish);
+                            return Some(server.task_created(&id, &task));
+                        }
+                    }
+                }
             };
             // The client may cancel on another thread between the two polls above, and a
             // handler that noticed it finishes in the same poll: it is not answered either.
@@ -115,7 +150,7 @@ impl HandlerRequest<'_> {
             }
             session.finish(&id);
             let outcome = outcome.map_err(|panic| panic_message(&*panic).to_owned());
-            Some(match respond(outcome) {
+            Some(match answer(outcome) {
                 Ok(result) => response_frame(&id, &result),
                 Err(error) => error_frame(Some(&id), &error),
             })
@@ -138,6 +173,19 @@ impl Server {
             RpcError::invalid_params(format!("unknown tool `{}`", p.name))
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
+        let descriptor = tool.descriptor;
+        // A tool with task support may become a task when the client declares tasks.
+        let task = self.task_slot(descriptor.task, session, out.round_trip.is_some())?;
+        let with_task;
+        let out = match task {
+            Some(slot) => {
+                let mut channel = out.clone();
+                channel.task = Some(slot);
+                with_task = channel;
+                &with_task
+            }
+            None => out,
+        };
         let request = HandlerRequest {
             cache: None,
             server: self,
@@ -146,7 +194,6 @@ impl Server {
             out,
         };
         let (ctx, cancel) = request.begin(p.meta)?;
-        let descriptor = tool.descriptor;
         let wraps_output = tool.wraps_output;
         let args = Arguments::new(p.arguments.map(ToOwned::to_owned));
         Ok(

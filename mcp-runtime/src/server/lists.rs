@@ -248,6 +248,7 @@ mod tests {
             })
         },
         output_schema: || None,
+        task: crate::tasks::TaskSupport::Never,
         schema_profile: None,
         call: |_, _| Box::pin(async { CallToolResult::error("unused") }),
         location: SourceLocation {

@@ -9,6 +9,8 @@ pub(crate) mod modern;
 pub(crate) mod outgoing;
 mod request_state;
 pub(crate) mod session;
+mod subscriptions;
+pub(crate) mod tasks;
 
 use std::fmt;
 use std::sync::atomic::AtomicU8;
@@ -72,6 +74,8 @@ struct ServerInner {
     list_cache: modern::CacheHint,
     /// The cache hints of stateless `resources/read` results.
     read_cache: modern::CacheHint,
+    /// Where tasks are kept, and how they are described.
+    tasks: tasks::TaskSettings,
     /// The `initialize` result, serialised once per revision.
     initialize_results: [String; 4],
     capabilities: Capabilities,
@@ -81,6 +85,8 @@ struct ServerInner {
     catalogue: RwLock<Arc<Catalogue>>,
     /// The live sessions, for notifications that go to every client.
     sessions: Mutex<Vec<Weak<Session>>>,
+    /// The open `subscriptions/listen` requests (2026-07-28).
+    listeners: subscriptions::Listeners,
     /// Kinds of list changed since the last `list_changed` notifications went out.
     pending_changes: AtomicU8,
     /// The schema profiles served, and which client gets which.
@@ -133,7 +139,13 @@ pub struct ServerBuilder {
     state_keys: Option<request_state::StateKeys>,
     list_cache: modern::CacheHint,
     read_cache: modern::CacheHint,
+    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    task_ttl: Option<Duration>,
+    task_poll_interval: Duration,
 }
+
+/// How long a task is kept after it is created, unless set.
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(60 * 60);
 
 impl Server {
     /// A builder for a server with this name and version.
@@ -160,6 +172,9 @@ impl Server {
                 ttl_ms: 0,
                 public: false,
             },
+            task_store: None,
+            task_ttl: Some(DEFAULT_TASK_TTL),
+            task_poll_interval: Duration::from_millis(500),
         }
     }
 
@@ -404,6 +419,30 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps tasks (the tasks extension) in this store: an [`InMemoryTaskStore`] unless set,
+    /// which only this process can read — replicas behind a load balancer need a shared
+    /// one.
+    ///
+    /// [`InMemoryTaskStore`]: crate::tasks::InMemoryTaskStore
+    pub fn task_store(mut self, store: Arc<dyn crate::tasks::TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// How long a task is kept after it is created (its `ttlMs`; one hour unless set);
+    /// `None` keeps tasks for as long as the store does.
+    pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// How often clients are asked to poll a task (`pollIntervalMs`; half a second unless
+    /// set).
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.task_poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
     /// Sends every tool's schemas in this profile, to every client (tools with a
     /// `schema_profile` of their own keep theirs). This turns off the choice of a profile per
     /// client (see [`ServerBuilder::per_client_schema_profiles`]).
@@ -465,6 +504,10 @@ impl ServerBuilder {
             .add(build_all(self.resources, CatalogueResource::build)?)?;
         let catalogue = items.snapshot();
         let capabilities = Capabilities {
+            tasks: catalogue
+                .tools
+                .iter()
+                .any(|t| t.descriptor.task != crate::tasks::TaskSupport::Never),
             tools: !items.tools.is_empty(),
             prompts: !items.prompts.is_empty(),
             resources: !items.resources.is_empty(),
@@ -490,11 +533,19 @@ impl ServerBuilder {
                     .unwrap_or_else(request_state::StateKeys::random),
                 list_cache: self.list_cache,
                 read_cache: self.read_cache,
+                tasks: tasks::TaskSettings {
+                    store: self
+                        .task_store
+                        .unwrap_or_else(|| Arc::new(crate::tasks::InMemoryTaskStore::default())),
+                    ttl: self.task_ttl,
+                    poll_interval: self.task_poll_interval,
+                },
                 initialize_results,
                 capabilities,
                 items: Mutex::new(items),
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(Vec::new()),
+                listeners: subscriptions::Listeners::default(),
                 pending_changes: AtomicU8::new(0),
                 schema_profiles: ServerProfiles::new(
                     self.schema_profile,
@@ -535,6 +586,8 @@ pub(crate) enum Capability {
 /// Which capabilities the server declares, from what is registered when it is built.
 #[derive(Clone, Copy)]
 struct Capabilities {
+    /// Whether any tool may run as a task (the tasks extension).
+    tasks: bool,
     tools: bool,
     prompts: bool,
     resources: bool,

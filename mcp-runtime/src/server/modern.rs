@@ -79,9 +79,10 @@ pub(crate) struct RoundTrip {
 }
 
 impl RoundTrip {
-    /// The answer to the handler's next input request, or `None` after recording it as
-    /// pending. Keys follow the order the handler asks in, which is the same on every run.
-    pub(crate) fn answer(&self, method: &str, params: Value) -> Option<Value> {
+    /// The key of the handler's next input request: the name it gave with
+    /// [`RoundTrip::name_inputs`], or `<method>-<n>` in the order it asks, which is the same
+    /// on every run.
+    pub(crate) fn next_key(&self, method: &str) -> String {
         let n = self.asked.fetch_add(1, Ordering::Relaxed);
         let named = self
             .names
@@ -90,7 +91,13 @@ impl RoundTrip {
             .get(n)
             .cloned()
             .flatten();
-        let key = named.unwrap_or_else(|| format!("{}-{n}", method.replace('/', "-")));
+        named.unwrap_or_else(|| format!("{}-{n}", method.replace('/', "-")))
+    }
+
+    /// The answer to the handler's next input request, or `None` after recording it as
+    /// pending.
+    pub(crate) fn answer(&self, method: &str, params: Value) -> Option<Value> {
+        let key = self.next_key(method);
         if let Some(answer) = self.answers.get(&key) {
             return Some(answer.clone());
         }
@@ -278,7 +285,8 @@ impl Server {
                     || self.has_capability(super::Capability::Resources)
             }
             // `ping` went with the handshake: a stateless request stands alone.
-            "server/discover" => true,
+            "server/discover" | "subscriptions/listen" => true,
+            "tasks/get" | "tasks/update" | "tasks/cancel" => self.serves_tasks(),
             _ => false,
         };
         if !known {
@@ -296,6 +304,11 @@ impl Server {
                 lists,
             )),
             "completion/complete" => reply(self.complete(params)?, None),
+            "subscriptions/listen" => self.listen(&session, id, params, out),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                let caller = out.auth.as_ref().map(|a| a.subject.clone());
+                self.task_request(&session, id, method, params, caller)
+            }
             _ => {
                 // tools/call, prompts/get, resources/read: the answers so far come sealed in
                 // `requestState` and fresh in `inputResponses`.
@@ -340,9 +353,13 @@ impl Server {
             &self.inner.initialize_results[ProtocolVersion::LATEST_HANDSHAKE.index()],
         )
         .unwrap_or_default();
+        let mut capabilities = initialize["capabilities"].clone();
+        if self.serves_tasks() {
+            capabilities["extensions"] = json!({ super::tasks::EXTENSION: {} });
+        }
         let mut result = json!({
             "supportedVersions": supported,
-            "capabilities": initialize["capabilities"],
+            "capabilities": capabilities,
             "_meta": { "io.modelcontextprotocol/serverInfo": initialize["serverInfo"] },
         });
         if let Some(instructions) = initialize.get("instructions") {

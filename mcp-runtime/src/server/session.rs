@@ -216,6 +216,11 @@ pub(crate) struct RequestChannel {
     pub stream: Option<Arc<dyn StreamControl>>,
     /// A stateless request's answers from the client, and the input its handler still needs.
     pub round_trip: Option<Arc<RoundTrip>>,
+    /// A tool call that may become a task, and the task once it has.
+    pub task: Option<Arc<super::tasks::TaskSlot>>,
+    /// Fires when the transport closes (stdio input ended, HTTP shutdown): long-lived
+    /// requests such as `subscriptions/listen` end then.
+    pub closing: CancellationToken,
 }
 
 impl RequestChannel {
@@ -225,6 +230,8 @@ impl RequestChannel {
             auth: None,
             stream: None,
             round_trip: None,
+            task: None,
+            closing: CancellationToken::new(),
         }
     }
 

@@ -28,6 +28,7 @@ pub(crate) async fn serve_connection(
     server.register_session(&session);
     let tracker = TaskTracker::new();
     let channel = RequestChannel::new(out.clone());
+    let closing = channel.closing.clone();
     while let Some(item) = inbound.recv().await {
         let message = match item {
             Inbound::Message(message) => message,
@@ -57,6 +58,8 @@ pub(crate) async fn serve_connection(
             }
         }
     }
+    // Calls in flight finish; subscriptions, which never would, end now.
+    closing.cancel();
     tracker.close();
     tracker.wait().await;
     session.cancel_all();

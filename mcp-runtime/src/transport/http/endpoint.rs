@@ -25,8 +25,7 @@ use crate::server::modern::MODERN_VERSIONS;
 use crate::server::session::{Negotiated, Outbound, RequestChannel, Session, StreamControl};
 
 const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
-const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+use super::headers::VERSION_HEADER;
 
 /// What the POST body is, as far as the transport needs to know.
 #[derive(Deserialize)]
@@ -70,6 +69,15 @@ fn classify(body: &[u8]) -> Body_ {
     }
 }
 
+/// The id of the request a body holds, to answer a refusal to it.
+fn request_id(body: &[u8]) -> Option<crate::protocol::RequestId> {
+    #[derive(Deserialize)]
+    struct Id {
+        id: Option<crate::protocol::RequestId>,
+    }
+    serde_json::from_slice::<Id>(body).ok()?.id
+}
+
 /// Whether an `Accept` header allows a media type (a missing header allows anything).
 fn accepts(headers: &HeaderMap, media: &str) -> bool {
     let Some(accept) = headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()) else {
@@ -111,84 +119,6 @@ fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
                 )
             }),
     }
-}
-
-/// A request of the stateless era (2026-07-28): its `_meta` or its `MCP-Protocol-Version`
-/// names a stateless revision. Its `Mcp-Method` and `Mcp-Name` headers, when present, must
-/// agree with the body (`-32020` otherwise).
-fn modern_request(headers: &HeaderMap, body: &[u8]) -> Option<Result<(), Refusal>> {
-    let header_says = headers
-        .get(VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| MODERN_VERSIONS.contains(&v));
-    let body_says = body
-        .windows(META_VERSION_KEY.len())
-        .any(|w| w == META_VERSION_KEY.as_bytes());
-    if !header_says && !body_says {
-        return None;
-    }
-    #[derive(Deserialize)]
-    struct Named<'a> {
-        #[serde(borrow, default)]
-        method: Option<std::borrow::Cow<'a, str>>,
-        #[serde(default)]
-        params: Option<NameParams>,
-    }
-    #[derive(Deserialize)]
-    struct NameParams {
-        #[serde(default)]
-        name: Option<serde_json::Value>,
-        #[serde(default)]
-        uri: Option<serde_json::Value>,
-        #[serde(rename = "_meta", default)]
-        meta: Option<serde_json::Value>,
-    }
-    let named: Option<Named<'_>> = serde_json::from_slice(body).ok();
-    // A standard header must be there when the body holds its value, and must agree with it.
-    let mismatch = |header: &str, body_value: Option<&str>| {
-        let sent = headers.get(header).and_then(|h| h.to_str().ok());
-        match (sent, body_value) {
-            (None, None) => None,
-            (sent, body) if sent == body => None,
-            (None, Some(body)) => Some(format!(
-                "header mismatch: {header} is missing but the body says {body:?}"
-            )),
-            (Some(sent), body) => Some(format!(
-                "header mismatch: {header} is {sent:?} but the body says {:?}",
-                body.unwrap_or("")
-            )),
-        }
-    };
-    let method = named.as_ref().and_then(|n| n.method.as_deref());
-    let params = named.as_ref().and_then(|n| n.params.as_ref());
-    // Only the names `tools/call`, `prompts/get` and `resources/read` carry go in `Mcp-Name`.
-    let name = params
-        .filter(|_| {
-            matches!(
-                method,
-                Some("tools/call" | "prompts/get" | "resources/read")
-            )
-        })
-        .and_then(|p| p.name.as_ref().or(p.uri.as_ref()))
-        .and_then(serde_json::Value::as_str);
-    let body_version = params
-        .and_then(|p| p.meta.as_ref())
-        .and_then(|m| m.get(META_VERSION_KEY))
-        .and_then(serde_json::Value::as_str);
-    let version_mismatch = || {
-        let sent = headers.get(VERSION_HEADER).and_then(|h| h.to_str().ok())?;
-        let body = body_version?;
-        (sent != body).then(|| {
-            format!("header mismatch: MCP-Protocol-Version is {sent:?} but `_meta` says {body:?}")
-        })
-    };
-    if let Some(problem) = mismatch("mcp-method", method)
-        .or_else(|| mismatch("mcp-name", name))
-        .or_else(version_mismatch)
-    {
-        return Some(Err((StatusCode::BAD_REQUEST, problem)));
-    }
-    Some(Ok(()))
 }
 
 /// The HTTP status of a stateless-era error response, when it is not 200.
@@ -263,11 +193,14 @@ pub(super) async fn post(
             "the Accept header must allow both application/json and text/event-stream",
         );
     }
-    let modern = modern_request(&headers, &body);
-    if let Some(Err((status, problem))) = &modern {
+    let modern = super::headers::check_modern(&headers, &body, &state.server);
+    if let Some(Err(problem)) = &modern {
         let error =
             crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem.clone());
-        return json_response(*status, crate::protocol::error_frame(None, &error));
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            crate::protocol::error_frame(request_id(&body).as_ref(), &error),
+        );
     }
     let version = match (&modern, header_version(&headers)) {
         // A stateless-era request names its revision itself; the header only has to agree.
@@ -337,6 +270,8 @@ pub(super) async fn post(
         out,
         auth: auth.map(|Extension(a)| a),
         round_trip: None,
+        task: None,
+        closing: state.shutdown.child_token(),
         stream: Some(Arc::new(HttpStreamControl {
             close: close.clone(),
             retry: Arc::clone(&close_retry),
@@ -344,17 +279,25 @@ pub(super) async fn post(
     };
     let routed = state.server.route(&session, &body, &channel);
     drop(channel);
+    // In the stateless era the response is the request's only channel: when the client
+    // closes it before the response, the request is cancelled (2026-07-28, Cancellation).
+    // A handshake-era client cancels explicitly; its disconnect is not a cancellation.
+    let mut abandon = CancelOnDrop(modern.is_some().then(|| Arc::clone(&session)));
 
+    // A stateless-era error says its kind in the status too: a method this server lacks is a
+    // missing resource (404); metadata, headers or capabilities it cannot accept are a bad
+    // request (400). A handler's error response is judged the same way.
+    let answer = |frame: Vec<u8>| {
+        let status = modern
+            .as_ref()
+            .and_then(|_| modern_error_status(&frame))
+            .unwrap_or(StatusCode::OK);
+        json_response(status, frame)
+    };
     let mut response = match routed {
         Routed::Reply(Some(frame)) => match shape {
             Body_::Malformed => json_response(StatusCode::BAD_REQUEST, frame),
-            // A stateless-era error says its kind in the status too: a method this server
-            // lacks is a missing resource (404); metadata or headers it cannot accept are a
-            // bad request (400).
-            _ if let Some(status) = modern.as_ref().and_then(|_| modern_error_status(&frame)) => {
-                json_response(status, frame)
-            }
-            _ => json_response(StatusCode::OK, frame),
+            _ => answer(frame),
         },
         Routed::Reply(None) => accepted(),
         Routed::Deferred(call) => {
@@ -380,8 +323,11 @@ pub(super) async fn post(
                 finished = &mut done => First::Finished(finished),
                 () = close.cancelled() => First::Message(None),
             };
+            if let First::Finished(_) = first {
+                abandon.disarm();
+            }
             match (first, &http_session) {
-                (First::Finished(Ok(Some(frame))), _) => json_response(StatusCode::OK, frame),
+                (First::Finished(Ok(Some(frame))), _) => answer(frame),
                 (First::Finished(Ok(None)), _) => accepted(),
                 (First::Finished(Err(_)), _) => {
                     json_error(StatusCode::INTERNAL_SERVER_ERROR, "the handler stopped")
@@ -401,13 +347,17 @@ pub(super) async fn post(
                 (First::Message(first), None)
                     if modern.is_some() && accepts(&headers, "text/event-stream") =>
                 {
-                    request_stream_response(&state, first, frames, done)
+                    request_stream_response(&state, first, frames, done, abandon)
                 }
                 // Stateless: no stream carries anything but the response.
-                (First::Message(_), None) => match done.await {
-                    Ok(Some(frame)) => json_response(StatusCode::OK, frame),
-                    _ => accepted(),
-                },
+                (First::Message(_), None) => {
+                    let finished = done.await;
+                    abandon.disarm();
+                    match finished {
+                        Ok(Some(frame)) => answer(frame),
+                        _ => accepted(),
+                    }
+                }
             }
         }
     };
@@ -446,6 +396,29 @@ fn stateless_session(version: ProtocolVersion) -> Arc<Session> {
     session
 }
 
+/// Cancels what a stateless POST has in flight when dropped armed: the client closed the
+/// connection before its response was complete.
+struct CancelOnDrop(Option<Arc<Session>>);
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(session) = self.0.take() {
+            tracing::debug!("the client closed a stateless response stream: cancelling");
+            session.cancel_all();
+        }
+    }
+}
+
+/// How often a quiet stateless stream (a `subscriptions/listen` most of all) sends an SSE
+/// comment, so that intermediaries keep it open and a client that left is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// Answers a stateless-era POST with an SSE stream that carries the handler's messages and
@@ -455,6 +428,7 @@ fn request_stream_response(
     first: Option<Vec<u8>>,
     mut frames: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
     mut done: oneshot::Receiver<Option<Vec<u8>>>,
+    mut abandon: CancelOnDrop,
 ) -> Response<Body> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     let event = |frame: Vec<u8>| {
@@ -465,11 +439,14 @@ fn request_stream_response(
         Bytes::from(event)
     };
     state.tasks.spawn(async move {
+        // Returning early drops `abandon` armed, which cancels the request.
         if let Some(frame) = first.filter(|f| !f.is_empty())
             && tx.send(event(frame)).await.is_err()
         {
             return;
         }
+        let mut keep_alive =
+            tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
         loop {
             tokio::select! {
                 biased;
@@ -484,12 +461,18 @@ fn request_stream_response(
                             return;
                         }
                     }
+                    abandon.disarm();
                     if let Ok(Some(frame)) = finished {
                         let _ = tx.send(event(frame)).await;
                     }
                     return;
                 }
                 () = tx.closed() => return,
+                _ = keep_alive.tick() => {
+                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() {
+                        return;
+                    }
+                }
             }
         }
     });
@@ -571,6 +554,9 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
             "a stateless server has no stream to open; POST messages instead",
         );
     }
+    if let Some(refusal) = no_legacy_session(&headers) {
+        return refusal;
+    }
     if !accepts(&headers, "text/event-stream") {
         return json_error(
             StatusCode::NOT_ACCEPTABLE,
@@ -650,14 +636,40 @@ pub(super) async fn delete(
     if state.options.stateless {
         return method_not_allowed("a stateless server has no session to end");
     }
+    if let Some(refusal) = no_legacy_session(&headers) {
+        return refusal;
+    }
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
-        return json_error(StatusCode::BAD_REQUEST, "missing Mcp-Session-Id header");
+        return json_error(StatusCode::BAD_REQUEST, "unreadable Mcp-Session-Id header");
     };
     if state.sessions.remove(id) {
         Response::new(Body::empty())
     } else {
         json_error(StatusCode::NOT_FOUND, "unknown or expired session")
     }
+}
+
+/// GET and DELETE belong to handshake-era sessions: without a session id, or at a stateless
+/// revision, there is no stream to open and nothing to end (405, as the 2026-07-28
+/// transport's backward-compatibility section asks).
+fn no_legacy_session(headers: &HeaderMap) -> Option<Response<Body>> {
+    let modern = headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| MODERN_VERSIONS.contains(&v));
+    if modern {
+        return Some(method_not_allowed(
+            "protocol revision 2026-07-28 has no sessions: POST each request, and open \
+             `subscriptions/listen` for notifications",
+        ));
+    }
+    if headers.get(SESSION_HEADER).is_none() {
+        return Some(method_not_allowed(
+            "no Mcp-Session-Id header: GET and DELETE act on a session that `initialize` \
+             opened; stateless clients POST every request",
+        ));
+    }
+    None
 }
 
 fn method_not_allowed(message: &str) -> Response<Body> {

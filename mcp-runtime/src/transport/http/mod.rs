@@ -17,6 +17,7 @@
 
 mod endpoint;
 mod events;
+mod headers;
 #[cfg(feature = "legacy-sse")]
 mod legacy_sse;
 mod security;

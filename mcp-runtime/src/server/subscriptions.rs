@@ -1,0 +1,229 @@
+//! `subscriptions/listen` (2026-07-28): a long-lived request whose response stream carries
+//! the change notifications the client opted in to — list changes, resource updates, task
+//! status — each tagged with the subscription's id. It replaces the handshake era's GET
+//! stream and `resources/subscribe`.
+//!
+//! The acknowledgement is queued before the listener is registered, on the same queue as
+//! every later notification, so nothing can overtake it. The request ends when the client
+//! cancels it (`notifications/cancelled` on stdio, a closed stream on HTTP) — then nothing is
+//! answered — or when the transport closes, which answers it with a completion result.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::dispatch::{Routed, parse_params};
+use super::session::{Outbound, RequestChannel, Session};
+use super::{Capability, Server};
+use crate::protocol::{RequestId, RpcError, notification_frame, response_frame};
+
+/// The `_meta` key naming the subscription a message belongs to.
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The notification types a client opts in to (`SubscriptionFilter`); the acknowledgement
+/// carries the subset the server honours.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Filter {
+    #[serde(default, skip_serializing_if = "is_false")]
+    tools_list_changed: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    prompts_list_changed: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    resources_list_changed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resource_subscriptions: Option<Vec<String>>,
+    /// Task status notifications (the tasks extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task_ids: Option<Vec<String>>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+#[derive(Deserialize)]
+struct ListenParams {
+    #[serde(default)]
+    notifications: Option<Filter>,
+}
+
+/// A list whose changes a listener may follow.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// One open `subscriptions/listen` request.
+pub(crate) struct Listener {
+    id: RequestId,
+    lists: [bool; 3],
+    resources: HashSet<String>,
+    tasks: HashSet<String>,
+    out: Outbound,
+}
+
+impl Listener {
+    fn tag(&self) -> Value {
+        json!({ SUBSCRIPTION_ID: self.id })
+    }
+
+    /// Sends a notification on this subscription, tagged with its id.
+    fn send(&self, method: &str, mut params: Value) {
+        if let Some(obj) = params.as_object_mut() {
+            obj.insert("_meta".into(), self.tag());
+        }
+        self.out.send(notification_frame(method, &params));
+    }
+
+    pub(crate) fn follows_list(&self, kind: ListKind) -> bool {
+        self.lists[kind as usize]
+    }
+
+    pub(crate) fn follows_resource(&self, uri: &str) -> bool {
+        self.resources.contains(uri)
+    }
+
+    pub(crate) fn follows_task(&self, task_id: &str) -> bool {
+        self.tasks.contains(task_id)
+    }
+}
+
+/// The open subscriptions of a server.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    open: std::sync::Mutex<Vec<Weak<Listener>>>,
+}
+
+impl Listeners {
+    fn add(&self, listener: &Arc<Listener>) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|l| l.strong_count() > 0);
+        open.push(Arc::downgrade(listener));
+    }
+
+    fn live(&self) -> Vec<Arc<Listener>> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.retain(|l| l.strong_count() > 0);
+        open.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Tells every listener following `kind` that the list changed.
+    pub(crate) fn list_changed(&self, kind: ListKind, method: &str) {
+        for listener in self.live().iter().filter(|l| l.follows_list(kind)) {
+            listener.send(method, json!({}));
+        }
+    }
+
+    /// Tells every listener following `uri` that the resource changed.
+    pub(crate) fn resource_updated(&self, uri: &str) {
+        for listener in self.live().iter().filter(|l| l.follows_resource(uri)) {
+            listener.send("notifications/resources/updated", json!({ "uri": uri }));
+        }
+    }
+
+    /// Sends a task's state to every listener following it.
+    pub(crate) fn task_changed(&self, task_id: &str, task: &Value) {
+        for listener in self.live().iter().filter(|l| l.follows_task(task_id)) {
+            listener.send("notifications/tasks", task.clone());
+        }
+    }
+}
+
+impl Server {
+    /// `subscriptions/listen`: acknowledges what it will send, then stays open.
+    pub(super) fn listen(
+        &self,
+        session: &Arc<Session>,
+        id: &RequestId,
+        params: Option<&RawValue>,
+        out: &RequestChannel,
+    ) -> Result<Routed, RpcError> {
+        let p: ListenParams = parse_params(params)?;
+        let requested = p.notifications.unwrap_or_default();
+        if requested.task_ids.is_some()
+            && !session.client_supports(&super::tasks::CLIENT_CAPABILITY)
+        {
+            return Err(super::tasks::missing_extension(
+                "task status notifications need the client to declare the tasks extension",
+            ));
+        }
+        let honoured = Filter {
+            tools_list_changed: requested.tools_list_changed
+                && self.has_capability(Capability::Tools),
+            prompts_list_changed: requested.prompts_list_changed
+                && self.has_capability(Capability::Prompts),
+            resources_list_changed: requested.resources_list_changed
+                && self.has_capability(Capability::Resources),
+            resource_subscriptions: requested
+                .resource_subscriptions
+                .filter(|_| self.has_capability(Capability::Resources)),
+            task_ids: requested.task_ids.filter(|_| self.serves_tasks()),
+        };
+        let cancel = session.begin(id).ok_or_else(|| {
+            RpcError::invalid_request(format!("a request with id {id} is already in flight"))
+        })?;
+        let listener = Arc::new(Listener {
+            id: id.clone(),
+            lists: [
+                honoured.tools_list_changed,
+                honoured.prompts_list_changed,
+                honoured.resources_list_changed,
+            ],
+            resources: honoured
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .cloned()
+                .collect(),
+            tasks: honoured.task_ids.iter().flatten().cloned().collect(),
+            out: out.out.clone(),
+        });
+        listener.send(
+            "notifications/subscriptions/acknowledged",
+            json!({ "notifications": honoured }),
+        );
+        self.inner.listeners.add(&listener);
+        let closing = out.closing.clone();
+        let session = Arc::clone(session);
+        let id = id.clone();
+        Ok(Routed::Deferred(Box::pin(async move {
+            tokio::select! {
+                biased;
+                // The client ended it: no response, as for any cancelled request.
+                () = cancel.cancelled() => None,
+                // The transport is closing: a completion result says the end was orderly.
+                () = closing.cancelled() => {
+                    session.finish(&id);
+                    let result = json!({ "resultType": "complete", "_meta": listener.tag() });
+                    Some(response_frame(&id, &result.to_string()))
+                }
+            }
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_acknowledged_filter_lists_only_what_is_honoured() {
+        let filter = Filter {
+            tools_list_changed: true,
+            resource_subscriptions: Some(vec!["file:///a".into()]),
+            ..Filter::default()
+        };
+        assert_eq!(
+            serde_json::to_value(&filter).unwrap(),
+            json!({"toolsListChanged": true, "resourceSubscriptions": ["file:///a"]})
+        );
+        let read: Filter = serde_json::from_value(json!({"promptsListChanged": true})).unwrap();
+        assert!(read.prompts_list_changed && !read.tools_list_changed);
+    }
+}

@@ -1,0 +1,214 @@
+//! The request metadata headers of the stateless era (2026-07-28): `MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-{Name}` headers that mirror tool arguments
+//! marked `x-mcp-header`. Intermediaries route on them, so the server refuses any that
+//! disagree with the body (`HeaderMismatch`, -32020, HTTP 400).
+
+use axum::http::HeaderMap;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::registry::headers::{HeaderParam, Primitive};
+use crate::server::Server;
+use crate::server::modern::MODERN_VERSIONS;
+
+pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
+const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The methods whose `Mcp-Name` header mirrors a body field, and that field.
+fn name_field(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        // The tasks extension routes by task (SEP-2663).
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
+#[derive(Deserialize)]
+struct Named<'a> {
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    params: Option<serde_json::Map<String, Value>>,
+}
+
+/// Whether a POST belongs to the stateless era — its `_meta` or its `MCP-Protocol-Version`
+/// names a stateless revision — and if so, whether its headers agree with its body.
+pub(super) fn check_modern(
+    headers: &HeaderMap,
+    body: &[u8],
+    server: &Server,
+) -> Option<Result<(), String>> {
+    let header_says =
+        header_text(headers, VERSION_HEADER).is_some_and(|v| MODERN_VERSIONS.contains(&v));
+    let body_says = body
+        .windows(META_VERSION_KEY.len())
+        .any(|w| w == META_VERSION_KEY.as_bytes());
+    if !header_says && !body_says {
+        return None;
+    }
+    let named: Option<Named<'_>> = serde_json::from_slice(body).ok();
+    let method = named.as_ref().and_then(|n| n.method.as_deref());
+    let params = named.as_ref().and_then(|n| n.params.as_ref());
+    Some(check(headers, method, params, server))
+}
+
+fn check(
+    headers: &HeaderMap,
+    method: Option<&str>,
+    params: Option<&serde_json::Map<String, Value>>,
+    server: &Server,
+) -> Result<(), String> {
+    compare("Mcp-Method", header_text(headers, "mcp-method"), method)?;
+    let name = method
+        .and_then(name_field)
+        .and_then(|field| params?.get(field)?.as_str());
+    let sent_name = match header_text(headers, "mcp-name") {
+        Some(sent) => Some(decode(sent).map_err(|p| format!("header mismatch: Mcp-Name {p}"))?),
+        None => None,
+    };
+    compare("Mcp-Name", sent_name.as_deref(), name)?;
+    // The body's `_meta` version is compared before it is judged supported, so a
+    // disagreement is a mismatch whatever the versions are.
+    let body_version = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_VERSION_KEY))
+        .and_then(Value::as_str);
+    if let (Some(sent), Some(body)) = (header_text(headers, VERSION_HEADER), body_version)
+        && sent != body
+    {
+        return Err(format!(
+            "header mismatch: MCP-Protocol-Version is {sent:?} but `_meta` says {body:?}"
+        ));
+    }
+    if method == Some("tools/call")
+        && let Some(tool) = name.and_then(|n| server.catalogue().tool(n).cloned())
+        && !tool.headers.is_empty()
+    {
+        let arguments = params
+            .and_then(|p| p.get("arguments"))
+            .unwrap_or(&Value::Null);
+        for param in &tool.headers {
+            check_param(headers, param, arguments)?;
+        }
+    }
+    Ok(())
+}
+
+/// A standard header must be there when the body holds its value, and must agree with it.
+fn compare(header: &str, sent: Option<&str>, body: Option<&str>) -> Result<(), String> {
+    match (sent, body) {
+        (sent, body) if sent == body => Ok(()),
+        (None, None) => Ok(()),
+        (None, Some(body)) => Err(format!(
+            "header mismatch: {header} is missing but the body says {body:?}"
+        )),
+        (Some(sent), body) => Err(format!(
+            "header mismatch: {header} is {sent:?} but the body says {:?}",
+            body.unwrap_or("")
+        )),
+    }
+}
+
+/// One mirrored argument: its header must be there exactly when the argument is, and say the
+/// same value.
+fn check_param(headers: &HeaderMap, param: &HeaderParam, arguments: &Value) -> Result<(), String> {
+    let header = format!("Mcp-Param-{}", param.name);
+    let raw = headers.get(param.header.as_str());
+    let value = param.value_in(arguments);
+    let (raw, value) = match (raw, value) {
+        (None, None) => return Ok(()),
+        (None, Some(value)) => {
+            return Err(format!(
+                "header mismatch: {header} is missing but the argument `{}` is {value}",
+                param.path.join(".")
+            ));
+        }
+        (Some(_), None) => {
+            return Err(format!(
+                "header mismatch: {header} is given but the call has no argument `{}`",
+                param.path.join(".")
+            ));
+        }
+        (Some(raw), Some(value)) => (raw, value),
+    };
+    let sent = raw.to_str().map_err(|_| {
+        format!("header mismatch: {header} holds characters a header value may not")
+    })?;
+    let sent =
+        decode(sent.trim()).map_err(|problem| format!("header mismatch: {header} {problem}"))?;
+    if same_value(&sent, value, param.kind) {
+        Ok(())
+    } else {
+        Err(format!(
+            "header mismatch: {header} is {sent:?} but the argument `{}` is {value}",
+            param.path.join(".")
+        ))
+    }
+}
+
+/// Whether a header's text says the argument's value: strings exactly, integers as numbers
+/// (`42.0` is `42`), booleans as `true` or `false`.
+fn same_value(sent: &str, value: &Value, kind: Primitive) -> bool {
+    match (kind, value) {
+        (Primitive::String, Value::String(s)) => sent == s,
+        (Primitive::Integer, Value::Number(n)) => match (sent.parse::<f64>(), n.as_f64()) {
+            (Ok(a), Some(b)) => a == b,
+            _ => false,
+        },
+        (Primitive::Boolean, Value::Bool(b)) => sent == if *b { "true" } else { "false" },
+        _ => false,
+    }
+}
+
+/// A header value as written, or the UTF-8 text of its Base64 when it is wrapped as
+/// `=?base64?…?=` (strictly: the standard alphabet with its padding).
+fn decode(value: &str) -> Result<String, &'static str> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => {
+            let bytes = STANDARD
+                .decode(encoded)
+                .map_err(|_| "is not valid Base64 inside `=?base64?…?=`")?;
+            String::from_utf8(bytes).map_err(|_| "does not decode to UTF-8 text")
+        }
+        None => Ok(value.to_owned()),
+    }
+}
+
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|h| h.to_str().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn base64_values_are_decoded_strictly_and_others_are_literal() {
+        assert_eq!(decode("=?base64?SGVsbG8=?="), Ok("Hello".into()));
+        assert!(decode("=?base64?SGVsbG8?=").is_err(), "missing padding");
+        assert!(decode("=?base64?SGVs!!!bG8=?=").is_err());
+        assert_eq!(decode("SGVsbG8="), Ok("SGVsbG8=".into()));
+        assert_eq!(decode("=?base64?SGVsbG8="), Ok("=?base64?SGVsbG8=".into()));
+        assert_eq!(
+            decode("=?base64?SGVsbG8sIOS4lueVjA==?="),
+            Ok("Hello, 世界".into())
+        );
+    }
+
+    #[test]
+    fn integers_compare_as_numbers_and_booleans_as_words() {
+        assert!(same_value("42.0", &json!(42), Primitive::Integer));
+        assert!(!same_value("43", &json!(42), Primitive::Integer));
+        assert!(same_value("false", &json!(false), Primitive::Boolean));
+        assert!(!same_value("False", &json!(false), Primitive::Boolean));
+        assert!(!same_value("1", &json!("01"), Primitive::String));
+    }
+}
