@@ -268,3 +268,82 @@ fn sampling_and_roots_are_round_trips_too_and_undeclared_features_are_not_asked(
         json!({"sampling": {}})
     );
 }
+
+#[test]
+fn cache_hints_are_the_servers_unless_a_resource_sets_its_own() {
+    let mut server = StdioServer::spawn_with_env(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[
+            ("LIST_CACHE_MS", "5000"),
+            ("LIST_CACHE_PRIVATE", "1"),
+            ("READ_CACHE_MS", "250"),
+            ("READ_CACHE_PUBLIC", "1"),
+        ],
+    );
+    for (i, method) in ["tools/list", "prompts/list", "server/discover"]
+        .iter()
+        .enumerate()
+    {
+        let response = ask(&mut server, i as i64 + 1, method, json!({}));
+        assert_eq!(response["result"]["ttlMs"], 5000, "{method}");
+        assert_eq!(response["result"]["cacheScope"], "private", "{method}");
+    }
+    let read = ask(
+        &mut server,
+        10,
+        "resources/read",
+        json!({"uri": "test://static-text"}),
+    );
+    assert_eq!(read["result"]["ttlMs"], 250);
+    assert_eq!(read["result"]["cacheScope"], "public");
+    // `#[resource(…, cache(ttl = "1h", public))]` wins over the server's hint.
+    let read = ask(
+        &mut server,
+        11,
+        "resources/read",
+        json!({"uri": "test://static-binary"}),
+    );
+    assert_valid(MODERN, "ReadResourceResultResponse", &read);
+    assert_eq!(read["result"]["ttlMs"], 3_600_000);
+    assert_eq!(read["result"]["cacheScope"], "public");
+}
+
+#[test]
+fn a_multi_round_trip_retry_is_never_cacheable() {
+    let mut server = catalogue();
+    let caps = json!({"elicitation": {}});
+    let first = ask(
+        &mut server,
+        1,
+        "resources/read",
+        json!({"uri": "test://asks-name", "_meta": meta(caps.clone())}),
+    );
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert!(
+        result.get("ttlMs").is_none(),
+        "an interim result carries no hints"
+    );
+    let key = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let done = ask(
+        &mut server,
+        2,
+        "resources/read",
+        json!({
+            "uri": "test://asks-name",
+            "inputResponses": {key: {"action": "accept", "content": {"yes": true}}},
+            "requestState": result["requestState"],
+            "_meta": meta(caps),
+        }),
+    );
+    assert_valid(MODERN, "ReadResourceResultResponse", &done);
+    assert_eq!(done["result"]["contents"][0]["text"], "sure: true");
+    assert_eq!(done["result"]["ttlMs"], 0);
+    assert_eq!(done["result"]["cacheScope"], "private");
+}

@@ -252,6 +252,7 @@ fn resources_are_listed_with_what_each_template_lists() {
         assert_eq!(
             uris,
             [
+                "test://asks-name",
                 "test://static-binary",
                 "test://static-text",
                 "test://watched",
@@ -260,12 +261,12 @@ fn resources_are_listed_with_what_each_template_lists() {
                 "test://items/3/data",
             ]
         );
-        let text = &result["resources"][1];
+        let text = &result["resources"][2];
         assert_eq!(
             text["annotations"],
             json!({"audience": ["user"], "priority": 0.5})
         );
-        assert_eq!(result["resources"][0]["size"], 4);
+        assert_eq!(result["resources"][1]["size"], 4);
 
         let result = peer.ok("resources/templates/list", json!({}));
         assert_valid("2025-11-25", "ListResourceTemplatesResult", &result);
@@ -490,7 +491,7 @@ fn every_list_pages_through_its_items() {
         for (method, key, expected) in [
             ("tools/list", "tools", 0),
             ("prompts/list", "prompts", 4),
-            ("resources/list", "resources", 6),
+            ("resources/list", "resources", 7),
             ("resources/templates/list", "resourceTemplates", 3),
         ] {
             let first = peer.ok(method, json!({}));

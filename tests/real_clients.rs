@@ -1,5 +1,5 @@
-//! MCP clients not written here, talking to the example servers over real pipes, and to
-//! the catalogue server over HTTP.
+//! MCP clients not written here, talking to the example servers over real pipes and over
+//! Streamable HTTP, and to the catalogue server over the 2024-11-05 HTTP+SSE transport.
 //!
 //! The Python SDK is taken from `MCP_TEST_PYTHON` (a Python with the `mcp` package, which
 //! `./run-tests` prepares), else `python3`.
@@ -68,4 +68,20 @@ fn the_python_sdk_answers_roots_sampling_and_elicitation_for_the_files_example()
 fn the_python_sdk_lists_and_calls_tools_over_the_legacy_http_sse_transport() {
     let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
     run_python_script("python_sdk_legacy_sse.py", server.url("/sse").as_ref(), &[]);
+}
+
+#[test]
+fn the_python_sdk_calls_tools_reads_templates_and_elicits_over_http_in_the_stateless_era() {
+    let server = HttpServer::spawn(&workspace_binary("everything"), &[]);
+    run_python_script("python_sdk_http.py", server.url("/mcp").as_ref(), &[]);
+}
+
+#[test]
+fn the_python_sdk_calls_tools_reads_templates_and_elicits_over_http_after_the_handshake() {
+    let server = HttpServer::spawn(&workspace_binary("everything"), &[]);
+    run_python_script(
+        "python_sdk_http.py",
+        server.url("/mcp").as_ref(),
+        &["legacy"],
+    );
 }

@@ -70,8 +70,8 @@ pub use registry::{
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
 pub use schema::SchemaProfile;
 pub use server::{
-    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE, DEFAULT_TASK_TTL,
-    Server, ServerBuilder,
+    CacheHint, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE,
+    DEFAULT_TASK_TTL, Server, ServerBuilder,
 };
 pub use transport::memory::MemoryClient;
 
@@ -135,6 +135,7 @@ pub mod __private {
         Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
     };
     pub use crate::schema::SchemaProfile;
+    pub use crate::server::CacheHint;
     pub use crate::tasks::TaskSupport;
 
     /// How a tool reads its arguments: their `inputSchema` and their parser.

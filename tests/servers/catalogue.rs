@@ -2,7 +2,8 @@
 //! Streamable HTTP with `--http ADDR`.
 //!
 //! `PAGE_SIZE`, `MAX_MESSAGE_BYTES` and `CLIENT_TIMEOUT_MS` in the environment set those
-//! limits. Over HTTP these set the endpoint's options:
+//! limits; `LIST_CACHE_MS` (with `LIST_CACHE_PRIVATE=1`) and `READ_CACHE_MS` (with
+//! `READ_CACHE_PUBLIC=1`) the stateless era's cache hints. Over HTTP these set the endpoint's options:
 //!
 //! | Variable | Option |
 //! |---|---|
@@ -35,11 +36,17 @@ async fn main() -> mcp_runtime::Result<()> {
         mcp_runtime::DEFAULT_CLIENT_REQUEST_TIMEOUT,
         Duration::from_millis,
     );
-    let builder = mcp_runtime::server!()
+    let mut builder = mcp_runtime::server!()
         .instructions("A catalogue of every kind of tool.")
         .client_request_timeout(client_timeout)
         .page_size(page_size)
         .max_message_bytes(max_message_bytes);
+    if let Some(ms) = number("LIST_CACHE_MS") {
+        builder = builder.list_cache_hint(Duration::from_millis(ms), !flag("LIST_CACHE_PRIVATE"));
+    }
+    if let Some(ms) = number("READ_CACHE_MS") {
+        builder = builder.read_cache_hint(Duration::from_millis(ms), flag("READ_CACHE_PUBLIC"));
+    }
     match http_address() {
         Some(addr) => builder.build()?.serve_http_with(addr, http_options()).await,
         None => builder.serve().await,
@@ -58,6 +65,10 @@ fn http_address() -> Option<String> {
         }
     }
     None
+}
+
+fn flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
 }
 
 fn number<T: std::str::FromStr>(name: &str) -> Option<T> {

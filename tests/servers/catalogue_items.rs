@@ -338,7 +338,12 @@ fn static_text_resource() -> &'static str {
 }
 
 /// Some bytes.
-#[resource("test://static-binary", mime = "application/octet-stream", size = 4)]
+#[resource(
+    "test://static-binary",
+    mime = "application/octet-stream",
+    size = 4,
+    cache(ttl = "1h", public)
+)]
 fn static_binary() -> Vec<u8> {
     vec![0, 1, 2, 255]
 }
@@ -616,4 +621,102 @@ async fn close_stream_midway(ctx: Context) -> &'static str {
     ctx.progress(3.0, Some(3.0), "about to answer".to_owned())
         .await;
     "answered after the stream was closed"
+}
+
+// ---------------------------------------------------------------------------------------
+// The tasks extension, cancellation and mirrored headers (2026-07-28)
+
+/// Works for a while; a task for clients that declare the tasks extension.
+#[tool(task)]
+async fn chore(
+    /// How long, in milliseconds.
+    ms: u64,
+) -> String {
+    mcp_runtime::tokio::time::sleep(Duration::from_millis(ms)).await;
+    format!("chore done after {ms} ms")
+}
+
+/// Only ever a task; fails with a tool error after a moment.
+#[tool(task = "required")]
+async fn doomed_chore() -> Result<String, ToolError> {
+    mcp_runtime::tokio::time::sleep(Duration::from_millis(50)).await;
+    Err(ToolError::new("the chore failed"))
+}
+
+/// A yes or no.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct YesNo {
+    /// Yes?
+    yes: bool,
+}
+
+/// Asks whether to go ahead, as a task when it can be one.
+#[tool(task)]
+async fn ask_then_act(
+    ctx: Context,
+    /// What to do.
+    what: String,
+) -> Result<String, ToolError> {
+    ctx.continue_as_task().await;
+    let answer = ctx.elicit::<YesNo>(format!("Shall I {what}?")).await?;
+    Ok(match answer.accepted() {
+        Some(YesNo { yes: true }) => format!("did {what}"),
+        _ => format!("did not {what}"),
+    })
+}
+
+/// How many calls of `hold` were cancelled so far.
+static HOLDS_CANCELLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Holds until the call is cancelled, and counts the cancellation.
+#[tool]
+async fn hold(ctx: Context) -> &'static str {
+    struct Count;
+    impl Drop for Count {
+        // A cancelled handler is dropped at its next `.await`: the count is kept either way.
+        fn drop(&mut self) {
+            HOLDS_CANCELLED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let _count = Count;
+    ctx.cancelled().await;
+    "cancelled"
+}
+
+/// How many `hold` calls ended so far (each ends only when cancelled).
+#[tool]
+fn holds_cancelled() -> String {
+    HOLDS_CANCELLED
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .to_string()
+}
+
+/// Runs a query in a region; HTTP clients mirror the routing arguments into headers.
+#[tool(annotations(read_only))]
+fn route(
+    /// The region (`Mcp-Param-Region`).
+    #[header]
+    region: String,
+    /// The shard (`Mcp-Param-Shard`).
+    #[header]
+    shard: Option<i64>,
+    /// Whether to only pretend (`Mcp-Param-Dry-Run`).
+    #[header]
+    dry_run: Option<bool>,
+    /// The query.
+    query: String,
+) -> String {
+    format!("{query} in {region}, shard {shard:?}, dry run {dry_run:?}")
+}
+
+/// A resource that asks the reader's name before it can be read.
+#[resource("test://asks-name", mime = "text/plain")]
+async fn asks_name(ctx: Context) -> Result<String, mcp_runtime::ClientError> {
+    let answer = ctx.elicit::<YesNo>("Are you sure?").await?;
+    Ok(format!(
+        "sure: {}",
+        answer.accepted().is_some_and(|a| a.yes)
+    ))
 }

@@ -3,6 +3,7 @@
 //! revision as validators.
 
 pub mod http;
+pub mod peer;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

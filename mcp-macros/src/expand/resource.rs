@@ -59,6 +59,13 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let last_modified = option_lit(m.last_modified.as_ref());
+    let cache = match m.cache {
+        Some(crate::parse::resource::CacheHint { ttl_ms, public }) => {
+            let hint = paths::cache_hint();
+            quote!(::core::option::Option::Some(#hint { ttl_ms: #ttl_ms, public: #public }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let icons = icons_tokens(&m.icons);
     let meta = meta_tokens(m.meta.as_ref());
     let mut shims = TokenStream::new();
@@ -118,6 +125,7 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
                     audience: &[#(#audience),*],
                     priority: #priority,
                     last_modified: #last_modified,
+                    cache: #cache,
                     icons: #icons,
                     meta: #meta,
                     completions: #completions,

@@ -10,8 +10,8 @@ use super::signature::{
     parse_text_params, return_type, unraw,
 };
 use super::values::{
-    int_value, key_text, nested_list, path_text, path_value, skip_value, string_value,
-    unit_float_value,
+    duration_value, int_value, key_text, nested_list, path_text, path_value, skip_value,
+    string_value, unit_float_value,
 };
 use super::{Attr, Ctxt, suggestion};
 
@@ -28,6 +28,7 @@ const KEYS: &[&str] = &[
     "complete",
     "icon",
     "meta",
+    "cache",
 ];
 
 /// A validated `#[resource]` function.
@@ -41,6 +42,8 @@ pub(crate) struct ResourceModel {
     pub size: Option<syn::LitInt>,
     pub audience: Vec<syn::Ident>,
     pub priority: Option<f64>,
+    /// `cache(ttl = "…", public)`: the cache hints of its `resources/read` results.
+    pub cache: Option<CacheHint>,
     pub last_modified: Option<syn::LitStr>,
     pub list: Option<syn::Path>,
     pub completions: Vec<CompleteEntry>,
@@ -104,6 +107,7 @@ pub(crate) fn parse(
             size: attr.size,
             audience: attr.audience,
             priority: attr.priority,
+            cache: attr.cache,
             last_modified: attr.last_modified,
             list: attr.list,
             completions: attr.completions,
@@ -378,6 +382,59 @@ struct ResourceAttr {
     completions: Vec<CompleteEntry>,
     icons: Vec<Icon>,
     meta: Option<syn::LitStr>,
+    cache: Option<CacheHint>,
+}
+
+/// The cache hints of a resource's reads (2026-07-28 `ttlMs` and `cacheScope`).
+#[derive(Clone, Copy)]
+pub(crate) struct CacheHint {
+    pub ttl_ms: u64,
+    pub public: bool,
+}
+
+/// `cache(ttl = "5m")`, `cache(ttl = "1h", public)`: private unless `public` is given.
+fn parse_cache(cx: &Ctxt, meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Option<CacheHint>> {
+    let mut ttl = Attr::none(cx, "ttl");
+    let mut scope = Attr::none(cx, "public");
+    let mut ttl_written = false;
+    nested_list(cx, meta, "cache(ttl = \"5m\", public)", |item| {
+        match key_text(&item).as_str() {
+            "ttl" => {
+                ttl_written = true;
+                if let Some(ms) = duration_value(cx, &item, "5m")? {
+                    ttl.set(&item.path, ms);
+                }
+            }
+            word @ ("public" | "private") => {
+                skip_value(&item)?;
+                scope.set(&item.path, word == "public");
+            }
+            other => {
+                skip_value(&item)?;
+                cx.error_spanned_by(
+                    &item.path,
+                    format!(
+                        "unknown cache setting `{other}`{}",
+                        suggestion(other, &["ttl", "public", "private"])
+                    ),
+                );
+            }
+        }
+        Ok(())
+    })?;
+    let public = scope.get().unwrap_or(false);
+    match ttl.get() {
+        Some(ttl_ms) => Ok(Some(CacheHint { ttl_ms, public })),
+        // A `ttl` that is there but wrong was reported already.
+        None if ttl_written => Ok(None),
+        None => {
+            cx.error_spanned_by(
+                &meta.path,
+                "`cache` needs how long a read stays fresh: `cache(ttl = \"5m\")`, `cache(ttl = \"1h\", public)`",
+            );
+            Ok(None)
+        }
+    }
 }
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
@@ -391,6 +448,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
     let mut last_modified = Attr::none(cx, "last_modified");
     let mut list = Attr::none(cx, "list");
     let mut meta_json = Attr::none(cx, "meta");
+    let mut cache = Attr::none(cx, "cache");
     let mut audience = Vec::new();
     let mut icons = Vec::new();
     let mut completions = Vec::new();
@@ -441,6 +499,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
                 })?;
             }
             "icon" => icons.extend(parse_icon(cx, &meta)?),
+            "cache" => set(&mut cache, &meta, parse_cache(cx, &meta)?),
             "complete" => parse_complete(cx, &meta, "table", &mut completions)?,
             _ => {
                 skip_value(&meta)?;
@@ -473,6 +532,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
         completions,
         icons,
         meta: meta_json.get(),
+        cache: cache.get(),
     }
 }
 

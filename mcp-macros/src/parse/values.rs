@@ -77,6 +77,47 @@ pub(crate) fn int_value(
     }
 }
 
+/// The duration after `key =`, written `"250ms"`, `"30s"`, `"5m"` or `"1h"`, in
+/// milliseconds.
+pub(crate) fn duration_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    example: &str,
+) -> syn::Result<Option<u64>> {
+    let key = path_text(&meta.path);
+    let Some(lit) = string_value(cx, meta, example)? else {
+        return Ok(None);
+    };
+    match parse_duration(&lit.value()) {
+        Some(ms) => Ok(Some(ms)),
+        None => {
+            cx.error_spanned_by(
+                &lit,
+                format!(
+                    "`{key}` must be a whole number with a unit, `ms`, `s`, `m` or `h`: `{key} = \"{example}\"`"
+                ),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// `"250ms"`, `"30s"`, `"5m"`, `"1h"` in milliseconds.
+pub(crate) fn parse_duration(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" | "min" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    number.checked_mul(scale)
+}
+
 /// The number from 0 to 1 after `key =`.
 pub(crate) fn unit_float_value(
     cx: &Ctxt,
@@ -215,4 +256,20 @@ pub(crate) fn key_text(meta: &syn::meta::ParseNestedMeta<'_>) -> String {
         .get_ident()
         .map(ToString::to_string)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn durations_have_a_unit() {
+        assert_eq!(parse_duration("250ms"), Some(250));
+        assert_eq!(parse_duration("30s"), Some(30_000));
+        assert_eq!(parse_duration("5m"), Some(300_000));
+        assert_eq!(parse_duration("1h"), Some(3_600_000));
+        assert_eq!(parse_duration("30"), None);
+        assert_eq!(parse_duration("s"), None);
+        assert_eq!(parse_duration("1.5s"), None);
+    }
 }

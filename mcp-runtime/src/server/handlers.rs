@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::dispatch::{Routed, parse_params};
+use super::modern::CacheHint;
 use super::session::{RequestChannel, Session};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
@@ -88,7 +89,14 @@ impl HandlerRequest<'_> {
         // A stateless request: input its handler still needs ends the call, and a complete
         // result says so.
         let stateless = self.out.round_trip.clone().map(|round_trip| {
-            let cache = self.cache;
+            // A retry's result depends on the answers it carried: never cache it.
+            let cache = self.cache.map(|hint| {
+                if round_trip.retry {
+                    CacheHint::UNCACHEABLE
+                } else {
+                    hint
+                }
+            });
             (round_trip, self.server.clone(), cache)
         });
         let answer = move |outcome| match stateless {
@@ -271,7 +279,7 @@ impl Server {
             .ok_or_else(|| resource_not_found(&p.uri))?;
         let descriptor = resource.descriptor;
         let request = HandlerRequest {
-            cache: Some(self.read_cache()),
+            cache: Some(descriptor.cache.unwrap_or(self.read_cache())),
             server: self,
             session,
             id,

@@ -28,6 +28,7 @@ use crate::schema::{SchemaProfile, ServerProfiles};
 use session::Session;
 
 pub(crate) use dispatch::Routed;
+pub use modern::CacheHint;
 
 /// The default number of items on one page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 200;

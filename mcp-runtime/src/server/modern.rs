@@ -25,7 +25,18 @@ pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
-/// How long clients may cache a list or a read, and for whom (2026-07-28 cache hints).
+/// How long clients may cache a list or a read, and for whom (2026-07-28 cache hints:
+/// `ttlMs` and `cacheScope`). Set per server with
+/// [`ServerBuilder::list_cache_hint`](crate::ServerBuilder::list_cache_hint) and
+/// [`ServerBuilder::read_cache_hint`](crate::ServerBuilder::read_cache_hint), and per resource
+/// with `#[resource(…, cache(ttl = "5m", public))]`.
+///
+/// ```
+/// use mcp_runtime::CacheHint;
+///
+/// let hint = CacheHint { ttl_ms: 300_000, public: true };
+/// assert!(hint.public);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheHint {
     /// How long the result stays fresh, in milliseconds.
@@ -35,6 +46,13 @@ pub struct CacheHint {
 }
 
 impl CacheHint {
+    /// Stale at once and for this caller only: the hint of results that must not be cached,
+    /// such as those of a multi round-trip retry, which depend on the answers it carried.
+    pub const UNCACHEABLE: CacheHint = CacheHint {
+        ttl_ms: 0,
+        public: false,
+    };
+
     fn insert(self, result: &mut Map<String, Value>) {
         result.insert("ttlMs".into(), self.ttl_ms.into());
         result.insert(
@@ -70,6 +88,9 @@ struct MetaOnly {
 /// One stateless request that may ask the client for input: the answers known so far, and
 /// the input requests its handler made that have no answer yet.
 pub(crate) struct RoundTrip {
+    /// Whether the request is a retry (it carries answers or a state), whose result depends
+    /// on more than its cache key.
+    pub retry: bool,
     binding: Binding,
     answers: Map<String, Value>,
     pending: Mutex<Vec<(String, Value)>>,
@@ -325,8 +346,10 @@ impl Server {
                     }
                     None => Map::new(),
                 };
+                let retry = p.request_state.is_some() || p.input_responses.is_some();
                 answers.extend(p.input_responses.unwrap_or_default());
                 let round_trip = Arc::new(RoundTrip {
+                    retry,
                     binding,
                     answers,
                     pending: Mutex::new(Vec::new()),
