@@ -52,7 +52,12 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs
-/// no direct dependency on Tokio. Takes the options of `#[tokio::main]`.
+/// no direct dependency on Tokio.
+///
+/// Without arguments the runtime is the one `mcp-runtime`'s features choose: a single thread,
+/// which serves stdio fastest, or one worker per core with the `multi-thread` feature (which
+/// `http` turns on). With arguments it is `#[tokio::main(…)]` with those options, e.g.
+/// `#[mcp_runtime::main(flavor = "multi_thread", worker_threads = 4)]`.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::main::expand("main", args.into(), item.into()).into()

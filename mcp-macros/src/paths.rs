@@ -27,6 +27,7 @@ private_paths! {
     tool_descriptor => ToolDescriptor;
     tool_annotations => ToolAnnotations;
     task_support => TaskSupport;
+    block_on => block_on;
     cache_hint => CacheHint;
     source_location => SourceLocation;
     arguments => Arguments;

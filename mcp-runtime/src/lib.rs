@@ -94,19 +94,42 @@ pub use serde_json;
 /// The async runtime the server runs on, for spawning tasks and timers in tools.
 pub use tokio;
 
-/// The book's chapters, compiled and run as documentation tests.
+/// The book's chapters, compiled and run as documentation tests. Every chapter with Rust code
+/// is listed here (`book/check-links` fails on one that is not); those that use the HTTP
+/// transport only with the `http` feature, which `cargo test` of the whole workspace enables.
 #[cfg(doctest)]
 mod book {
-    #[doc = include_str!("../../README.md")]
-    struct Readme;
-    #[doc = include_str!("../../book/src/introduction.md")]
-    struct Introduction;
-    #[doc = include_str!("../../book/src/quickstart.md")]
-    struct Quickstart;
-    #[doc = include_str!("../../book/src/tools.md")]
-    struct Tools;
-    #[doc = include_str!("../../book/src/schemas.md")]
-    struct Schemas;
+    macro_rules! chapters {
+        ($($(#[$cfg:meta])* $name:ident = $path:literal;)*) => {$(
+            $(#[$cfg])*
+            #[doc = include_str!(concat!("../../", $path))]
+            struct $name;
+        )*};
+    }
+
+    chapters! {
+        Readme = "README.md";
+        Introduction = "book/src/introduction.md";
+        Quickstart = "book/src/quickstart.md";
+        Tools = "book/src/tools.md";
+        StructuredOutput = "book/src/structured-output.md";
+        Prompts = "book/src/prompts.md";
+        Resources = "book/src/resources.md";
+        Completions = "book/src/completions.md";
+        Context = "book/src/context.md";
+        ClientRequests = "book/src/client-requests.md";
+        Tasks = "book/src/tasks.md";
+        Changes = "book/src/changes.md";
+        Schemas = "book/src/schemas.md";
+        Registration = "book/src/registration.md";
+        #[cfg(feature = "http")]
+        Transports = "book/src/transports.md";
+        #[cfg(feature = "http")]
+        Security = "book/src/security.md";
+        Testing = "book/src/testing.md";
+        Deploying = "book/src/deploying.md";
+        Faq = "book/src/faq.md";
+    }
 }
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
@@ -138,6 +161,29 @@ pub mod __private {
     pub use crate::server::CacheHint;
     pub use crate::tasks::TaskSupport;
 
+    /// Runs the body of `#[mcp_runtime::main]`: on Tokio's multi-threaded scheduler with the
+    /// `multi-thread` feature (which `http` turns on), otherwise on the calling thread, which
+    /// serves stdio with the fewest wake-ups.
+    pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+        #[cfg(feature = "multi-thread")]
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        #[cfg(not(feature = "multi-thread"))]
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        builder
+            .enable_all()
+            .build()
+            .expect("the Tokio runtime cannot start")
+            .block_on(future)
+    }
+
+    /// Reads a call's arguments into `A` (a free function, so it is one for every lifetime
+    /// of the message the arguments borrow from).
+    fn parse_arguments<A: serde::de::DeserializeOwned>(
+        arguments: &Arguments<'_>,
+    ) -> Result<A, CallToolResult> {
+        arguments.parse()
+    }
+
     /// How a tool reads its arguments: their `inputSchema` and their parser.
     ///
     /// Generated code builds it in one `const` from a function whose bounds check every
@@ -148,7 +194,7 @@ pub mod __private {
         /// Builds the `inputSchema`.
         pub input_schema: fn() -> serde_json::Value,
         /// Deserialises the arguments of a call.
-        pub parse: fn(&Arguments) -> Result<A, CallToolResult>,
+        pub parse: fn(&Arguments<'_>) -> Result<A, CallToolResult>,
     }
 
     impl<A: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArguments<A> {
@@ -156,7 +202,7 @@ pub mod __private {
         pub const fn fields() -> Self {
             ToolArguments {
                 input_schema: fields_schema::<A>,
-                parse: Arguments::parse::<A>,
+                parse: parse_arguments::<A>,
             }
         }
     }
@@ -166,7 +212,7 @@ pub mod __private {
         pub const fn parsed_only() -> Self {
             ToolArguments {
                 input_schema: explicit_schema_elsewhere,
-                parse: Arguments::parse::<A>,
+                parse: parse_arguments::<A>,
             }
         }
     }
@@ -185,7 +231,7 @@ pub mod __private {
     pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
         ToolArguments {
             input_schema: crate::schema::input_schema_for::<A>,
-            parse: Arguments::parse::<A>,
+            parse: parse_arguments::<A>,
         }
     }
 

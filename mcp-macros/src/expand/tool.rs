@@ -197,13 +197,17 @@ fn expand_model(m: &ToolModel) -> TokenStream {
             const __MCP_ARGUMENTS: #tool_arguments<#args_ty> = #arguments_const;
             const __MCP_OUTPUT: #tool_output<#output_ty> = #tool_output_of::<#output_ty>();
 
-            fn __mcp_call(__mcp_ctx: #context, __mcp_raw: #arguments) -> #tool_future {
+            // The arguments are read before the call begins, from the message itself, so
+            // the call owns what it needs and nothing of the message is copied.
+            fn __mcp_call(__mcp_ctx: #context, __mcp_raw: #arguments<'_>) -> #tool_future {
+                let __mcp_args = match (__MCP_ARGUMENTS.parse)(&__mcp_raw) {
+                    ::core::result::Result::Ok(args) => args,
+                    ::core::result::Result::Err(error) => {
+                        return ::std::boxed::Box::pin(::core::future::ready(error));
+                    }
+                };
                 ::std::boxed::Box::pin(async move {
                     let _ = &__mcp_ctx;
-                    let __mcp_args = match (__MCP_ARGUMENTS.parse)(&__mcp_raw) {
-                        ::core::result::Result::Ok(args) => args,
-                        ::core::result::Result::Err(error) => return error,
-                    };
                     let __mcp_out = #fn_ident(#(#call_args),*) #awaited;
                     (__MCP_OUTPUT.into_tool_result)(__mcp_out)
                 })

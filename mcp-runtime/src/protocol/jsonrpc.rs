@@ -107,7 +107,7 @@ pub(crate) struct Envelope<'a> {
     jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_str")]
     method: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
@@ -119,6 +119,33 @@ pub(crate) struct Envelope<'a> {
 
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// A string borrowed from the message when it has no escapes (serde's own `Cow` support
+/// copies every string it finds behind an `Option`); `null` reads as absent.
+fn borrowed_str<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
+    struct Text<'a>(std::borrow::Cow<'a, str>);
+    impl<'de> Deserialize<'de> for Text<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl<'de> de::Visitor<'de> for Visit {
+                type Value = Text<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                    Ok(Text(std::borrow::Cow::Borrowed(v)))
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                    Ok(Text(std::borrow::Cow::Owned(v.to_owned())))
+                }
+            }
+            deserializer.deserialize_str(Visit)
+        }
+    }
+    Option::<Text<'de>>::deserialize(deserializer).map(|t| t.map(|t| t.0))
 }
 
 /// What an incoming object is.

@@ -42,7 +42,17 @@ impl Server {
         if trimmed.first() == Some(&b'[') {
             return self.route_batch(session, trimmed, out);
         }
-        match serde_json::from_slice::<Envelope<'_>>(bytes) {
+        // The text is checked to be UTF-8 once; every later read borrows from it.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                return Routed::Reply(Some(error_frame(
+                    None,
+                    &RpcError::parse_error(format!("invalid JSON: the message is not UTF-8 ({e})")),
+                )));
+            }
+        };
+        match serde_json::from_str::<Envelope<'_>>(text) {
             Ok(envelope) => self.route_envelope(session, envelope, out),
             Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
         }

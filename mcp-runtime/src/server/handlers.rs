@@ -203,7 +203,7 @@ impl Server {
         };
         let (ctx, cancel) = request.begin(p.meta)?;
         let wraps_output = tool.wraps_output;
-        let args = Arguments::new(p.arguments.map(ToOwned::to_owned));
+        let args = Arguments::new(p.arguments);
         Ok(
             request.run(cancel, (descriptor.call)(ctx, args), move |outcome| {
                 let mut result = outcome.unwrap_or_else(|panic| {

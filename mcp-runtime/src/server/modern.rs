@@ -209,9 +209,29 @@ impl RoundTrip {
 }
 
 /// Whether a request belongs to the stateless era: `server/discover`, or a protocol version
-/// in its `_meta`.
+/// in its `_meta`. Every request of either era is asked, so the key is looked for at each
+/// `/` only, not with a general substring search.
 pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
-    method == "server/discover" || params.is_some_and(|p| p.get().contains(META_VERSION))
+    method == "server/discover" || params.is_some_and(|p| names_a_revision(p.get().as_bytes()))
+}
+
+fn names_a_revision(params: &[u8]) -> bool {
+    let (before, after) = META_VERSION
+        .split_once('/')
+        .map_or(("", ""), |(b, a)| (b, a));
+    let (before, after) = (before.as_bytes(), after.as_bytes());
+    let mut from = 0;
+    while let Some(i) = crate::transport::find_byte(b'/', &params[from..]) {
+        let slash = from + i;
+        if slash >= before.len()
+            && &params[slash - before.len()..slash] == before
+            && params[slash + 1..].starts_with(after)
+        {
+            return true;
+        }
+        from = slash + 1;
+    }
+    false
 }
 
 /// Marks a result complete, as every stateless result must say.
@@ -424,6 +444,17 @@ fn rewrap_frame(frame: &[u8], cache: Option<CacheHint>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stateless_revision_is_found_in_the_meta() {
+        assert!(names_a_revision(
+            br#"{"name":"a/b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#
+        ));
+        assert!(!names_a_revision(
+            br#"{"name":"tools/call","x":"io.modelcontextprotocol/other"}"#
+        ));
+        assert!(!names_a_revision(br#"/protocolVersion"#));
+    }
 
     #[test]
     fn completing_a_result_adds_its_type_and_cache_hints() {

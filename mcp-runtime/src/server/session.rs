@@ -1,6 +1,7 @@
 //! The state of one handshake-era connection, and the queue of frames going out on it.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -16,6 +17,32 @@ use crate::protocol::{Frame, Implementation, LogLevel, ProtocolVersion, RequestI
 
 /// The stored log level meaning "send none".
 const LOGS_OFF: u8 = u8::MAX;
+
+/// Requests in flight by id. Ids are hashed with FxHash's multiply-and-rotate rather than
+/// SipHash: they come from the client that owns the session, which can only slow its own
+/// session down by choosing colliding ones, and every call inserts and removes one.
+type IdMap<V> = HashMap<RequestId, V, BuildHasherDefault<IdHasher>>;
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// What `initialize` settled.
 #[derive(Debug)]
@@ -36,7 +63,7 @@ pub(crate) struct Session {
     log_level: AtomicU8,
     /// Shared with the connection's session by the sessions of stateless requests, so
     /// `notifications/cancelled` reaches them too.
-    in_flight: Arc<Mutex<HashMap<RequestId, CancellationToken>>>,
+    in_flight: Arc<Mutex<IdMap<CancellationToken>>>,
     subscriptions: Mutex<HashSet<String>>,
     notifications: Outbound,
     outgoing: OutgoingRequests,
@@ -50,7 +77,7 @@ impl Session {
             negotiated: OnceLock::new(),
             schema_slot: OnceLock::new(),
             log_level: AtomicU8::new(LogLevel::Info as u8),
-            in_flight: Arc::new(Mutex::new(HashMap::new())),
+            in_flight: Arc::new(Mutex::new(IdMap::default())),
             subscriptions: Mutex::new(HashSet::new()),
             notifications,
             outgoing: OutgoingRequests::new(),

@@ -1,7 +1,11 @@
 //! One connection of newline-delimited messages (stdio, or the in-memory client): routes each
-//! message in arrival order, runs handler calls concurrently, and drains them at the end.
+//! message in arrival order, answers calls that finish without waiting at once, runs the
+//! others concurrently, and drains them at the end.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll, Waker};
 
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
@@ -10,12 +14,110 @@ use crate::protocol::{RpcError, error_frame};
 use crate::server::session::{Outbound, RequestChannel, Session};
 use crate::server::{Routed, Server};
 
-/// One unit read from a connection.
+/// One unit read from a connection, owned (handed over a channel).
 pub(crate) enum Inbound {
     /// One message, without its line terminator.
     Message(Vec<u8>),
     /// A message longer than the limit, which was skipped.
     TooLarge { limit: usize },
+}
+
+impl Inbound {
+    pub(crate) fn as_line(&self) -> Line<'_> {
+        match self {
+            Inbound::Message(message) => Line::Message(message),
+            Inbound::TooLarge { limit } => Line::TooLarge { limit: *limit },
+        }
+    }
+}
+
+/// One unit read from a connection, borrowed from the reader's buffer when it can be.
+pub(crate) enum Line<'a> {
+    /// One message, without its line terminator.
+    Message(&'a [u8]),
+    /// A message longer than the limit, which was skipped.
+    TooLarge { limit: usize },
+}
+
+/// The server's side of one connection: its session and the calls in flight on it.
+pub(crate) struct Connection {
+    server: Server,
+    session: Arc<Session>,
+    channel: RequestChannel,
+    tracker: TaskTracker,
+    out: Outbound,
+}
+
+impl Connection {
+    pub(crate) fn new(server: Server, out: Outbound) -> Connection {
+        let session = Arc::new(Session::new(out.clone()));
+        server.register_session(&session);
+        Connection {
+            server,
+            session,
+            channel: RequestChannel::new(out.clone()),
+            tracker: TaskTracker::new(),
+            out,
+        }
+    }
+
+    /// Routes one unit read from the connection.
+    ///
+    /// A handler call is polled once here: one that finishes without waiting — every
+    /// synchronous tool, and most asynchronous ones — is answered before the next message
+    /// is read, with no task spawned and no other thread woken. One that waits goes on as a
+    /// task of its own.
+    pub(crate) fn handle(&self, line: Line<'_>) {
+        let message = match line {
+            Line::Message(message) => message,
+            Line::TooLarge { limit } => {
+                self.out.send(error_frame(
+                    None,
+                    &RpcError::invalid_request(format!(
+                        "message larger than the limit of {limit} bytes"
+                    )),
+                ));
+                return;
+            }
+        };
+        match self.server.route(&self.session, message, &self.channel) {
+            Routed::Reply(frame) => {
+                if let Some(frame) = frame {
+                    self.out.send(frame);
+                }
+            }
+            Routed::Deferred(mut call) => {
+                // Polled with a waker that does nothing: a call still pending is polled again
+                // by its task, and a future must wake the waker it was polled with last.
+                let mut cx = TaskContext::from_waker(Waker::noop());
+                match Pin::new(&mut call).poll(&mut cx) {
+                    Poll::Ready(frame) => {
+                        if let Some(frame) = frame {
+                            self.out.send(frame);
+                        }
+                    }
+                    Poll::Pending => {
+                        let out = self.out.clone();
+                        self.tracker.spawn(async move {
+                            if let Some(frame) = call.await {
+                                out.send(frame);
+                            }
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The input ended: subscriptions end, the calls in flight finish, then the output
+    /// closes.
+    pub(crate) async fn close(self) {
+        self.channel.closing.cancel();
+        self.tracker.close();
+        self.tracker.wait().await;
+        self.session.cancel_all();
+        self.out.close();
+    }
 }
 
 /// Serves one connection until its input ends; then waits for the calls in flight to finish.
@@ -24,44 +126,9 @@ pub(crate) async fn serve_connection(
     mut inbound: mpsc::Receiver<Inbound>,
     out: Outbound,
 ) {
-    let session = Arc::new(Session::new(out.clone()));
-    server.register_session(&session);
-    let tracker = TaskTracker::new();
-    let channel = RequestChannel::new(out.clone());
-    let closing = channel.closing.clone();
+    let connection = Connection::new(server, out);
     while let Some(item) = inbound.recv().await {
-        let message = match item {
-            Inbound::Message(message) => message,
-            Inbound::TooLarge { limit } => {
-                out.send(error_frame(
-                    None,
-                    &RpcError::invalid_request(format!(
-                        "message larger than the limit of {limit} bytes"
-                    )),
-                ));
-                continue;
-            }
-        };
-        match server.route(&session, &message, &channel) {
-            Routed::Reply(frame) => {
-                if let Some(frame) = frame {
-                    out.send(frame);
-                }
-            }
-            Routed::Deferred(call) => {
-                let out = out.clone();
-                tracker.spawn(async move {
-                    if let Some(frame) = call.await {
-                        out.send(frame);
-                    }
-                });
-            }
-        }
+        connection.handle(item.as_line());
     }
-    // Calls in flight finish; subscriptions, which never would, end now.
-    closing.cancel();
-    tracker.close();
-    tracker.wait().await;
-    session.cancel_all();
-    out.close();
+    connection.close().await;
 }

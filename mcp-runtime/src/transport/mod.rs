@@ -6,5 +6,7 @@ pub mod http;
 pub mod memory;
 mod stdio;
 
+pub(crate) use stdio::memchr as find_byte;
+
 #[cfg(feature = "http")]
 pub(crate) use stdio::init_stderr_logging;

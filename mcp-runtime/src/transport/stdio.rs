@@ -1,20 +1,31 @@
 //! The stdio transport: newline-delimited JSON-RPC on standard input and output.
 //!
-//! Standard input is read by one thread and standard output written by another, each through
-//! its own large buffer (std's `Stdout` flushes at every newline). The writer flushes only when
-//! its queue is empty, so a burst of replies costs one `write` system call. Nothing else of the
-//! runtime ever writes to standard output; diagnostics go to standard error through `tracing`.
+//! When both are pipes (as when a client spawns the server), the connection's own task reads
+//! and writes them on Tokio's reactor: a request that its handler answers without waiting
+//! costs one wake-up of one thread, as a hand-written loop would. The pipes are reopened
+//! through `/proc/self/fd` so that the non-blocking mode lives on descriptions of this
+//! process's own, never on the standard streams it shares with its parent and children.
+//! Otherwise (a file, a terminal, a socket) one thread reads and another writes, each
+//! through a large buffer.
+//!
+//! Output is buffered and flushed when no more frames are ready, so a burst of replies costs
+//! one `write`. Nothing else of the runtime ever writes to standard output; diagnostics go to
+//! standard error through `tracing`.
 
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
 use tokio::sync::mpsc;
 
-use super::connection::{Inbound, serve_connection};
+use super::connection::{Connection, Inbound, Line};
 use crate::protocol::Frame;
 use crate::server::Server;
 use crate::server::session::Outbound;
 
 const BUFFER_BYTES: usize = 64 * 1024;
+
+/// How many messages already read are handled before the replies they produced are
+/// written: a burst of requests is answered with one `write`, and none waits long.
+const BURST: usize = 64;
 
 impl Server {
     /// Serves this server on standard input and output until standard input ends, then waits
@@ -25,27 +36,45 @@ impl Server {
     pub async fn serve_stdio(&self) -> crate::Result<()> {
         init_stderr_logging();
         let limit = self.max_message_bytes();
-        let (lines_tx, lines_rx) = mpsc::channel(256);
-        let stdin = stdin_reader()?;
-        std::thread::Builder::new()
-            .name("mcp-stdin".into())
-            .spawn(move || read_messages(stdin, limit, &lines_tx))?;
-        let (out, frames) = Outbound::new();
-        let stdout = stdout_writer()?;
-        let writer = std::thread::Builder::new()
-            .name("mcp-stdout".into())
-            .spawn(move || write_frames(stdout, frames))?;
-        serve_connection(self.clone(), lines_rx, out).await;
-        let written = tokio::task::spawn_blocking(move || writer.join())
-            .await
-            .map_err(io::Error::other)?;
-        match written {
-            Ok(Ok(())) => Ok(()),
-            // The client closed its end of the pipe: nothing is left to tell it.
-            Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            Ok(Err(e)) => Err(e.into()),
-            Err(_) => Err(io::Error::other("the stdout writer panicked").into()),
+        let mut input = Input::open(limit)?;
+        let mut output = Output::open()?;
+        let (out, mut frames) = Outbound::new();
+        let connection = Connection::new(self.clone(), out);
+        // Replies are written as soon as they are queued, between two reads.
+        loop {
+            tokio::select! {
+                biased;
+                Some(frame) = frames.recv() => output.write(frame, &mut frames).await,
+                more = input.next(|line| connection.handle(line)) => {
+                    if !more {
+                        break;
+                    }
+                    for _ in 1..BURST {
+                        if !input.next_ready(|line| connection.handle(line)) {
+                            break;
+                        }
+                    }
+                }
+            }
         }
+        // The input ended: what is in flight finishes and is written, then the output closes.
+        let close = connection.close();
+        tokio::pin!(close);
+        let mut closed = false;
+        loop {
+            tokio::select! {
+                biased;
+                frame = frames.recv() => match frame {
+                    Some(frame) if !frame.is_empty() => output.write(frame, &mut frames).await,
+                    _ => break,
+                },
+                () = &mut close, if !closed => closed = true,
+            }
+        }
+        if !closed {
+            close.await;
+        }
+        output.finish().await
     }
 }
 
@@ -62,6 +91,372 @@ pub(crate) fn init_stderr_logging() {
         .with_ansi(false)
         .with_max_level(level)
         .try_init();
+}
+
+/// Where messages come from.
+enum Input {
+    /// Standard input as a pipe on the reactor.
+    #[cfg(target_os = "linux")]
+    Pipe(pipes::LineReader),
+    /// A thread reading standard input, handing over each message.
+    Thread(mpsc::Receiver<Inbound>),
+}
+
+impl Input {
+    fn open(limit: usize) -> io::Result<Input> {
+        #[cfg(target_os = "linux")]
+        if let Some(reader) = pipes::stdin(limit) {
+            return Ok(Input::Pipe(reader));
+        }
+        let (tx, rx) = mpsc::channel(256);
+        let stdin = stdin_reader()?;
+        std::thread::Builder::new()
+            .name("mcp-stdin".into())
+            .spawn(move || read_messages(stdin, limit, &tx))?;
+        Ok(Input::Thread(rx))
+    }
+
+    /// Hands the next message to `handle`; false at the end of the input.
+    async fn next(&mut self, handle: impl FnOnce(Line<'_>)) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Input::Pipe(reader) => reader.next(handle).await,
+            Input::Thread(rx) => match rx.recv().await {
+                Some(item) => {
+                    handle(item.as_line());
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Hands the next message to `handle` when it has been read already, without waiting;
+    /// false when there is none.
+    fn next_ready(&mut self, handle: impl FnOnce(Line<'_>)) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Input::Pipe(reader) => reader.next_buffered(handle),
+            Input::Thread(rx) => match rx.try_recv() {
+                Ok(item) => {
+                    handle(item.as_line());
+                    true
+                }
+                Err(_) => false,
+            },
+        }
+    }
+}
+
+/// Where frames go.
+enum Output {
+    /// Standard output as a pipe on the reactor.
+    #[cfg(target_os = "linux")]
+    Pipe(Option<tokio::io::BufWriter<tokio::net::unix::pipe::Sender>>),
+    /// A thread writing standard output.
+    Thread {
+        frames: Outbound,
+        writer: std::thread::JoinHandle<io::Result<()>>,
+    },
+}
+
+impl Output {
+    fn open() -> io::Result<Output> {
+        #[cfg(target_os = "linux")]
+        if let Some(pipe) = pipes::stdout() {
+            return Ok(Output::Pipe(Some(tokio::io::BufWriter::with_capacity(
+                BUFFER_BYTES,
+                pipe,
+            ))));
+        }
+        let (frames, queue) = Outbound::new();
+        let stdout = stdout_writer()?;
+        let writer = std::thread::Builder::new()
+            .name("mcp-stdout".into())
+            .spawn(move || write_frames(stdout, queue))?;
+        Ok(Output::Thread { frames, writer })
+    }
+
+    /// Writes a frame and every other frame already queued, then flushes.
+    async fn write(&mut self, first: Frame, queue: &mut mpsc::UnboundedReceiver<Frame>) {
+        match self {
+            #[cfg(target_os = "linux")]
+            Output::Pipe(slot) => {
+                let Some(pipe) = slot else { return };
+                if let Err(e) = pipes::write_all(pipe, first, queue).await {
+                    // The client closed its end: nothing is left to tell it.
+                    tracing::debug!(%e, "standard output is closed; replies are dropped");
+                    *slot = None;
+                }
+            }
+            Output::Thread { frames, .. } => {
+                frames.send(first);
+                while let Ok(frame) = queue.try_recv() {
+                    frames.send(frame);
+                }
+            }
+        }
+    }
+
+    /// Flushes and closes the output.
+    async fn finish(self) -> crate::Result<()> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Output::Pipe(pipe) => {
+                if let Some(mut pipe) = pipe {
+                    use tokio::io::AsyncWriteExt as _;
+                    match pipe.flush().await {
+                        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e.into()),
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            Output::Thread { frames, writer } => {
+                frames.close();
+                let written = tokio::task::spawn_blocking(move || writer.join())
+                    .await
+                    .map_err(io::Error::other)?;
+                match written {
+                    Ok(Ok(())) => Ok(()),
+                    // The client closed its end of the pipe: nothing is left to tell it.
+                    Ok(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                    Ok(Err(e)) => Err(e.into()),
+                    Err(_) => Err(io::Error::other("the stdout writer panicked").into()),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod pipes {
+    use std::fs::OpenOptions;
+    use std::io;
+    use std::os::unix::fs::OpenOptionsExt as _;
+
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
+    use tokio::net::unix::pipe;
+    use tokio::sync::mpsc;
+
+    use super::{BUFFER_BYTES, LineSplitter};
+    use crate::protocol::Frame;
+    use crate::transport::connection::Line;
+
+    /// Standard input, when it is a pipe, on a description of its own.
+    pub(super) fn stdin(limit: usize) -> Option<LineReader> {
+        // Opened non-blocking so that a pipe whose writer is gone does not block the open.
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/proc/self/fd/0")
+            .ok()?;
+        let receiver = pipe::Receiver::from_file(file).ok()?;
+        Some(LineReader {
+            input: BufReader::with_capacity(BUFFER_BYTES, receiver),
+            splitter: LineSplitter::new(limit),
+            done: false,
+        })
+    }
+
+    /// Standard output, when it is a pipe, on a description of its own.
+    pub(super) fn stdout() -> Option<pipe::Sender> {
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/proc/self/fd/1")
+            .ok()?;
+        pipe::Sender::from_file(file).ok()
+    }
+
+    /// Messages from a pipe, split at newlines.
+    pub(super) struct LineReader {
+        input: BufReader<pipe::Receiver>,
+        splitter: LineSplitter,
+        done: bool,
+    }
+
+    impl LineReader {
+        /// Hands the next message among the bytes read already to `handle`, if a whole one
+        /// is there; false when none is.
+        pub(super) fn next_buffered(&mut self, handle: impl FnOnce(Line<'_>)) -> bool {
+            loop {
+                let buffered = self.input.buffer();
+                if buffered.is_empty() {
+                    return false;
+                }
+                let (consumed, line) = self.splitter.feed(buffered);
+                if let Some(line) = line {
+                    handle(line);
+                    self.input.consume(consumed);
+                    return true;
+                }
+                self.input.consume(consumed);
+            }
+        }
+
+        /// Reads until a whole message is there and hands it to `handle` (borrowed from the
+        /// buffer, not copied, when it lies in one read); false at the end of the input.
+        pub(super) async fn next(&mut self, handle: impl FnOnce(Line<'_>)) -> bool {
+            loop {
+                if self.done {
+                    return false;
+                }
+                let chunk = match self.input.fill_buf().await {
+                    Ok(chunk) => chunk,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        tracing::warn!(%e, "reading standard input failed");
+                        &[]
+                    }
+                };
+                if chunk.is_empty() {
+                    self.done = true;
+                    return match self.splitter.finish() {
+                        Some(line) => {
+                            handle(line);
+                            true
+                        }
+                        None => false,
+                    };
+                }
+                let (consumed, line) = self.splitter.feed(chunk);
+                if let Some(line) = line {
+                    handle(line);
+                    self.input.consume(consumed);
+                    return true;
+                }
+                self.input.consume(consumed);
+            }
+        }
+    }
+
+    /// Writes frames, one per line, and flushes once no more are queued.
+    pub(super) async fn write_all(
+        pipe: &mut BufWriter<pipe::Sender>,
+        first: Frame,
+        queue: &mut mpsc::UnboundedReceiver<Frame>,
+    ) -> io::Result<()> {
+        let mut frame = first;
+        loop {
+            if !frame.is_empty() {
+                pipe.write_all(&frame).await?;
+                pipe.write_all(b"\n").await?;
+            }
+            match queue.try_recv() {
+                Ok(next) => frame = next,
+                Err(_) => break,
+            }
+        }
+        pipe.flush().await
+    }
+}
+
+/// Splits bytes into messages at newlines, skipping blank lines and refusing lines over the
+/// limit without holding them in memory. A message that lies within one chunk is lent
+/// straight from it; one split across reads is gathered in a buffer that is kept.
+pub(crate) struct LineSplitter {
+    line: Vec<u8>,
+    /// The current line is over the limit; its bytes are dropped until its newline.
+    oversized: bool,
+    /// `line` was lent out as a message and is to be cleared before the next one.
+    lent: bool,
+    limit: usize,
+}
+
+impl LineSplitter {
+    pub(crate) fn new(limit: usize) -> LineSplitter {
+        LineSplitter {
+            line: Vec::new(),
+            oversized: false,
+            lent: false,
+            limit,
+        }
+    }
+
+    /// Takes bytes up to and including the next newline: how many it took, and the message
+    /// they completed, if any.
+    pub(crate) fn feed<'s>(&'s mut self, chunk: &'s [u8]) -> (usize, Option<Line<'s>>) {
+        if std::mem::take(&mut self.lent) {
+            self.line.clear();
+        }
+        let Some(end) = memchr(b'\n', chunk) else {
+            self.gather(chunk);
+            return (chunk.len(), None);
+        };
+        let part = &chunk[..end];
+        let consumed = end + 1;
+        if !self.oversized && self.line.is_empty() {
+            // The whole message is in this chunk: lent, not copied.
+            return (consumed, self.message(part));
+        }
+        self.gather(part);
+        (consumed, self.take())
+    }
+
+    /// The last message, when the input ends without a newline.
+    pub(crate) fn finish(&mut self) -> Option<Line<'_>> {
+        if std::mem::take(&mut self.lent) {
+            self.line.clear();
+        }
+        self.take()
+    }
+
+    fn gather(&mut self, part: &[u8]) {
+        if self.oversized {
+            return;
+        }
+        if self.line.len() + part.len() > self.limit {
+            self.oversized = true;
+            self.line = Vec::new();
+        } else {
+            self.line.extend_from_slice(part);
+        }
+    }
+
+    /// The gathered line as a message.
+    fn take(&mut self) -> Option<Line<'_>> {
+        if std::mem::take(&mut self.oversized) {
+            return Some(Line::TooLarge { limit: self.limit });
+        }
+        self.lent = true;
+        let limit = self.limit;
+        Self::classify(&self.line, limit)
+    }
+
+    fn message<'a>(&self, part: &'a [u8]) -> Option<Line<'a>> {
+        Self::classify(part, self.limit)
+    }
+
+    fn classify(line: &[u8], limit: usize) -> Option<Line<'_>> {
+        if line.len() > limit {
+            return Some(Line::TooLarge { limit });
+        }
+        if line.trim_ascii().is_empty() {
+            return None;
+        }
+        Some(Line::Message(line))
+    }
+}
+
+/// The position of a byte, a word at a time (what `memchr` does, without the dependency).
+pub(crate) fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let repeated = LO * u64::from(needle);
+    let mut chunks = haystack.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])) ^ repeated;
+        if word.wrapping_sub(LO) & !word & HI != 0 {
+            break;
+        }
+        offset += 8;
+    }
+    haystack[offset..]
+        .iter()
+        .position(|&b| b == needle)
+        .map(|i| offset + i)
 }
 
 #[cfg(unix)]
@@ -86,12 +481,10 @@ fn stdout_writer() -> io::Result<io::Stdout> {
     Ok(io::stdout())
 }
 
-/// Splits input into messages at newlines, skipping blank lines and refusing lines over
-/// `limit` bytes without holding them in memory.
+/// Reads messages on a thread of its own, for inputs that are not pipes.
 pub(crate) fn read_messages(input: impl Read, limit: usize, tx: &mpsc::Sender<Inbound>) {
     let mut input = BufReader::with_capacity(BUFFER_BYTES, input);
-    let mut line = Vec::new();
-    let mut oversized = false;
+    let mut splitter = LineSplitter::new(limit);
     loop {
         let chunk = match input.fill_buf() {
             Ok(chunk) => chunk,
@@ -104,43 +497,26 @@ pub(crate) fn read_messages(input: impl Read, limit: usize, tx: &mpsc::Sender<In
         if chunk.is_empty() {
             break;
         }
-        let (part, complete) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
-        if !oversized {
-            if line.len() + part.len() > limit {
-                oversized = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(part);
-            }
-        }
-        let consumed = complete.unwrap_or(part.len());
+        let (consumed, line) = splitter.feed(chunk);
+        let item = line.map(owned);
         input.consume(consumed);
-        if complete.is_some() && !emit(&mut line, &mut oversized, limit, tx) {
+        if let Some(item) = item
+            && tx.blocking_send(item).is_err()
+        {
             return;
         }
     }
-    emit(&mut line, &mut oversized, limit, tx);
+    if let Some(item) = splitter.finish().map(owned) {
+        let _ = tx.blocking_send(item);
+    }
 }
 
-fn emit(
-    line: &mut Vec<u8>,
-    oversized: &mut bool,
-    limit: usize,
-    tx: &mpsc::Sender<Inbound>,
-) -> bool {
-    let item = if std::mem::take(oversized) {
-        Inbound::TooLarge { limit }
-    } else {
-        let message = std::mem::take(line);
-        if message.trim_ascii().is_empty() {
-            return true;
-        }
-        Inbound::Message(message)
-    };
-    tx.blocking_send(item).is_ok()
+/// A message to hand over a channel.
+fn owned(line: Line<'_>) -> Inbound {
+    match line {
+        Line::Message(message) => Inbound::Message(message.to_vec()),
+        Line::TooLarge { limit } => Inbound::TooLarge { limit },
+    }
 }
 
 /// Writes frames, one per line, until the queue is closed.
@@ -199,5 +575,46 @@ mod tests {
             split("short\nmuch too long\nok\n", 6),
             ["short", "<too large>", "ok"]
         );
+    }
+
+    #[test]
+    fn a_message_split_across_reads_is_gathered_whole() {
+        for step in [1, 2, 3, 7] {
+            let input = b"{\"a\":1}\n\n0123456789ABC\n{\"b\":2}\n";
+            let mut splitter = LineSplitter::new(10);
+            let mut seen = Vec::new();
+            let mut pending: &[u8] = &[];
+            let mut rest: &[u8] = input;
+            while !rest.is_empty() || !pending.is_empty() {
+                if pending.is_empty() {
+                    let n = step.min(rest.len());
+                    (pending, rest) = rest.split_at(n);
+                }
+                let (consumed, line) = splitter.feed(pending);
+                if let Some(line) = line {
+                    seen.push(match line {
+                        Line::Message(m) => String::from_utf8(m.to_vec()).unwrap(),
+                        Line::TooLarge { .. } => "<too large>".into(),
+                    });
+                }
+                pending = &pending[consumed..];
+            }
+            assert_eq!(
+                seen,
+                [r#"{"a":1}"#, "<too large>", r#"{"b":2}"#],
+                "reads of {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_newline_is_found_wherever_it_is() {
+        for len in 0..40 {
+            let mut text = vec![b'x'; len];
+            assert_eq!(memchr(b'\n', &text), None);
+            text.push(b'\n');
+            text.extend_from_slice(b"tail\n");
+            assert_eq!(memchr(b'\n', &text), Some(len), "at {len}");
+        }
     }
 }

@@ -1,0 +1,2 @@
+#[mcp_runtime::main]
+fn main() {}
