@@ -234,9 +234,9 @@ fn a_task_listener_hears_every_change_of_its_task() {
         "{ack}"
     );
     assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
-    // Every notification that arrives while the test polls is kept.
+    // Every notification that arrives while the test polls or calls is kept.
     let mut heard: Vec<Value> = Vec::new();
-    let mut poll = |peer: &mut Peer, status: &str| -> Value {
+    fn poll(peer: &mut Peer, heard: &mut Vec<Value>, id: &str, status: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let reply = peer.call("tasks/get", json!({"taskId": id}));
@@ -251,8 +251,8 @@ fn a_task_listener_hears_every_change_of_its_task() {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-    };
-    let waiting = poll(&mut peer, "input_required");
+    }
+    let waiting = poll(&mut peer, &mut heard, &id, "input_required");
     let key = waiting["inputRequests"]
         .as_object()
         .unwrap()
@@ -265,7 +265,8 @@ fn a_task_listener_hears_every_change_of_its_task() {
         json!({"taskId": id, "inputResponses": {key: {"action": "decline"}}}),
     );
     assert_eq!(ack.result()["resultType"], "complete");
-    poll(&mut peer, "completed");
+    heard.extend(ack.notifications);
+    poll(&mut peer, &mut heard, &id, "completed");
     let reply = peer.call("tools/call", json!({"name": "fast"}));
     heard.extend(reply.notifications);
     let tasks: Vec<&Value> = heard
@@ -273,9 +274,18 @@ fn a_task_listener_hears_every_change_of_its_task() {
         .filter(|n| n["method"] == "notifications/tasks")
         .collect();
     let statuses: Vec<&Value> = tasks.iter().map(|n| &n["params"]["status"]).collect();
-    // The task asked before the listener came; the answer and the end come after it.
+    // The task asked before the listener came; the answer and the end come after it, in
+    // order, and nothing comes after the end.
     assert!(statuses.contains(&&json!("working")), "{statuses:?}");
     assert_eq!(statuses.last(), Some(&&json!("completed")), "{statuses:?}");
+    assert_eq!(
+        statuses
+            .iter()
+            .filter(|s| ***s == json!("completed"))
+            .count(),
+        1,
+        "{statuses:?}"
+    );
     for n in &tasks {
         assert_eq!(n["params"]["taskId"], id.as_str());
         assert_eq!(

@@ -27,12 +27,14 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 mod auth;
 mod completion;
 mod content;
 mod context;
 mod error;
 mod fence;
+pub mod policy;
 mod prompt;
 pub mod protocol;
 mod registry;
@@ -70,10 +72,12 @@ pub use registry::{
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
 pub use schema::SchemaProfile;
 pub use server::{
-    CacheHint, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PAGE_SIZE,
-    DEFAULT_TASK_TTL, Server, ServerBuilder,
+    CacheHint, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_NESTING_DEPTH, DEFAULT_PAGE_SIZE, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TASK_TTL, Server,
+    ServerBuilder,
 };
 pub use transport::memory::MemoryClient;
+pub use transport::trace::MessageLog;
 
 /// The Streamable HTTP transport (feature `http`).
 #[cfg(feature = "http")]

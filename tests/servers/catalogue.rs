@@ -1,9 +1,12 @@
 //! The catalogue server: every kind of tool, prompt and resource, over stdio, or over
 //! Streamable HTTP with `--http ADDR`.
 //!
-//! `PAGE_SIZE`, `MAX_MESSAGE_BYTES` and `CLIENT_TIMEOUT_MS` in the environment set those
+//! `PAGE_SIZE`, `MAX_MESSAGE_BYTES`, `MAX_NESTING_DEPTH`, `MAX_IN_FLIGHT`,
+//! `CLIENT_TIMEOUT_MS`, `TOOL_TIMEOUT_MS` and `SHUTDOWN_GRACE_MS` in the environment set those
 //! limits; `LIST_CACHE_MS` (with `LIST_CACHE_PRIVATE=1`) and `READ_CACHE_MS` (with
-//! `READ_CACHE_PUBLIC=1`) the stateless era's cache hints. Over HTTP these set the endpoint's options:
+//! `READ_CACHE_PUBLIC=1`) the stateless era's cache hints. `POLICY_ALLOW` and `POLICY_DENY`
+//! (comma-separated patterns) and `POLICY_SCOPES` (`pattern=scope,scope`) make a policy;
+//! `AUDIT_FILE` writes one JSON line per audited call to that file. Over HTTP these set the endpoint's options:
 //!
 //! | Variable | Option |
 //! |---|---|
@@ -47,6 +50,26 @@ async fn main() -> mcp_runtime::Result<()> {
     if let Some(ms) = number("READ_CACHE_MS") {
         builder = builder.read_cache_hint(Duration::from_millis(ms), flag("READ_CACHE_PUBLIC"));
     }
+    if let Some(depth) = number("MAX_NESTING_DEPTH") {
+        builder = builder.max_nesting_depth(depth);
+    }
+    if let Some(requests) = number("MAX_IN_FLIGHT") {
+        builder = builder.max_in_flight(requests);
+    }
+    if let Some(ms) = number("TOOL_TIMEOUT_MS") {
+        builder = builder.tool_timeout(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("SHUTDOWN_GRACE_MS") {
+        builder = builder.shutdown_grace(Duration::from_millis(ms));
+    }
+    if let Some(policy) = policy() {
+        builder = builder.policy(policy);
+    }
+    if let Ok(path) = std::env::var("AUDIT_FILE") {
+        builder = builder.audit(std::sync::Arc::new(FileAudit(std::sync::Mutex::new(
+            std::fs::File::create(path)?,
+        ))));
+    }
     match http_address() {
         Some(addr) => builder.build()?.serve_http_with(addr, http_options()).await,
         None => builder.serve().await,
@@ -65,6 +88,43 @@ fn http_address() -> Option<String> {
         }
     }
     None
+}
+
+/// The policy the environment describes, if any.
+fn policy() -> Option<mcp_runtime::policy::Policy> {
+    let mut policy = mcp_runtime::policy::Policy::new();
+    let mut any = false;
+    if let Some(allowed) = list("POLICY_ALLOW", ',') {
+        policy = policy.allow_tools(allowed);
+        any = true;
+    }
+    if let Some(denied) = list("POLICY_DENY", ',') {
+        policy = policy.deny_tools(denied);
+        any = true;
+    }
+    if let Ok(spec) = std::env::var("POLICY_SCOPES")
+        && let Some((pattern, scopes)) = spec.split_once('=')
+    {
+        policy = policy.require_scopes(pattern, scopes.split(','));
+        any = true;
+    }
+    any.then_some(policy)
+}
+
+/// Audit records as JSON lines in a file.
+struct FileAudit(std::sync::Mutex<std::fs::File>);
+
+impl mcp_runtime::audit::Audit for FileAudit {
+    fn record(&self, r: &mcp_runtime::audit::AuditRecord<'_>) {
+        use std::io::Write as _;
+        let line = mcp_runtime::serde_json::json!({
+            "time": r.time, "caller": r.caller, "tool": r.tool,
+            "arguments": r.arguments_digest, "outcome": r.outcome.as_str(),
+            "refusedBy": r.refused_by, "durationMs": r.duration.as_secs_f64() * 1e3,
+        });
+        let mut file = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(file, "{line}");
+    }
 }
 
 fn flag(name: &str) -> bool {

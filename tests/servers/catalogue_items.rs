@@ -720,3 +720,55 @@ async fn asks_name(ctx: Context) -> Result<String, mcp_runtime::ClientError> {
         answer.accepted().is_some_and(|a| a.yes)
     ))
 }
+
+// ---------------------------------------------------------------------------------------
+// Faults and limits
+
+/// Sends `count` log messages of `bytes` bytes each, then answers.
+#[tool]
+async fn flood(ctx: Context, count: u32, bytes: usize) -> String {
+    let text = "x".repeat(bytes);
+    for _ in 0..count {
+        ctx.info(text.as_str()).await;
+    }
+    format!("sent {count} messages")
+}
+
+/// Answers with a text of `megabytes` MiB.
+#[tool]
+fn enormous(megabytes: usize) -> String {
+    "y".repeat(megabytes << 20)
+}
+
+/// Never finishes within its own limit of 200 ms; counts the times it was stopped.
+#[tool(timeout = "200ms")]
+async fn stuck() -> &'static str {
+    struct Stopped;
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            STUCK_STOPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let _stopped = Stopped;
+    mcp_runtime::tokio::time::sleep(Duration::from_secs(3600)).await;
+    "unreachable"
+}
+
+static STUCK_STOPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many times `stuck` was stopped.
+#[tool]
+fn stuck_stopped() -> String {
+    STUCK_STOPPED
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .to_string()
+}
+
+/// How many Tokio tasks are alive in the server right now.
+#[tool]
+fn alive_tasks() -> String {
+    mcp_runtime::tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
+        .to_string()
+}

@@ -165,12 +165,8 @@ impl Request {
             .body(body.to_string())
     }
 
-    /// Connects, sends the request, and reads the status line and headers.
-    pub fn send(self) -> Response {
-        let deadline = Instant::now() + TIMEOUT;
-        let mut tcp = TcpStream::connect_timeout(&self.addr, TIMEOUT)
-            .unwrap_or_else(|e| panic!("connect to {}: {e}", self.addr));
-        tcp.set_nodelay(true).expect("set TCP_NODELAY");
+    /// The request as it goes on the wire.
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut head = format!("{} {} HTTP/1.1\r\n", self.method, self.target);
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
@@ -185,7 +181,16 @@ impl Request {
         head.push_str("\r\n");
         let mut bytes = head.into_bytes();
         bytes.extend_from_slice(&self.body);
-        tcp.write_all(&bytes).expect("send the request");
+        bytes
+    }
+
+    /// Connects, sends the request, and reads the status line and headers.
+    pub fn send(self) -> Response {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut tcp = TcpStream::connect_timeout(&self.addr, TIMEOUT)
+            .unwrap_or_else(|e| panic!("connect to {}: {e}", self.addr));
+        tcp.set_nodelay(true).expect("set TCP_NODELAY");
+        tcp.write_all(&self.to_bytes()).expect("send the request");
         let mut conn = Connection {
             tcp,
             raw: Vec::new(),

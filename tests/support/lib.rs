@@ -146,6 +146,11 @@ impl StdioServer {
         response
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Closes the server's standard input (end of file).
     pub fn close_stdin(&mut self) {
         self.stdin.take();

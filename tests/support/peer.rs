@@ -110,17 +110,34 @@ impl Peer {
             link,
             next_id: 1,
         };
-        if !peer.is_modern() {
-            let params = json!({
-                "protocolVersion": version,
-                "capabilities": peer.capabilities,
-                "clientInfo": {"name": "eras-e2e", "version": "1.0.0"},
-            });
-            let reply = peer.call("initialize", params);
-            assert_eq!(reply.result()["protocolVersion"], version, "{reply:?}");
-            peer.notify("notifications/initialized", json!({}));
-        }
+        peer.handshake();
         peer
+    }
+
+    /// In the handshake era, `initialize` (a new session over HTTP); nothing otherwise.
+    pub fn handshake(&mut self) {
+        if self.is_modern() {
+            return;
+        }
+        if let Link::Http { session, .. } = &mut self.link {
+            *session = None;
+        }
+        let params = json!({
+            "protocolVersion": self.version,
+            "capabilities": self.capabilities,
+            "clientInfo": {"name": "eras-e2e", "version": "1.0.0"},
+        });
+        let reply = self.call("initialize", params);
+        assert_eq!(reply.result()["protocolVersion"], self.version, "{reply:?}");
+        self.notify("notifications/initialized", json!({}));
+    }
+
+    /// The HTTP session id, in the handshake era.
+    pub fn session_id(&self) -> Option<&str> {
+        match &self.link {
+            Link::Http { session, .. } => session.as_deref(),
+            Link::Stdio(_) => None,
+        }
     }
 
     pub fn is_modern(&self) -> bool {

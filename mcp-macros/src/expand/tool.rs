@@ -46,6 +46,10 @@ fn expand_model(m: &ToolModel) -> TokenStream {
             .unwrap_or_else(|| syn::Ident::new("Never", proc_macro2::Span::call_site()));
         quote!(#support::#variant)
     };
+    let timeout = match m.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#ms))),
+        None => quote!(::core::option::Option::None),
+    };
     let schema_profile = match &m.schema_profile {
         Some(variant) => {
             let profile = paths::schema_profile();
@@ -230,6 +234,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                     output_schema: __MCP_OUTPUT.output_schema,
                     schema_profile: #schema_profile,
                     task: #task,
+                    timeout: #timeout,
                     call: __mcp_call,
                     location: #source_location { file: ::core::file!(), line: #line },
                 };

@@ -8,7 +8,9 @@ pub(crate) use super::signature::{Description, ParamKind};
 use super::signature::{
     Item, Param, check_return_type, check_signature, parse_params, return_type, unraw,
 };
-use super::values::{bool_value, key_text, path_text, path_value, skip_value, string_value};
+use super::values::{
+    bool_value, duration_value, key_text, path_text, path_value, skip_value, string_value,
+};
 use super::{Attr, Ctxt, suggestion};
 
 const KEYS: &[&str] = &[
@@ -22,6 +24,7 @@ const KEYS: &[&str] = &[
     "input_schema",
     "schema_profile",
     "task",
+    "timeout",
 ];
 const ANNOTATION_KEYS: &[&str] = &["read_only", "destructive", "idempotent", "open_world"];
 /// The built-in schema profiles by name, with their `SchemaProfile` variants.
@@ -58,6 +61,8 @@ pub(crate) struct ToolModel {
     pub schema_profile: Option<syn::Ident>,
     /// The `TaskSupport` variant: whether a call may become a task.
     pub task: Option<syn::Ident>,
+    /// `timeout = "30s"`, in milliseconds.
+    pub timeout_ms: Option<u64>,
     pub params: Vec<Param>,
     /// Whether the single non-context parameter is the whole argument object.
     pub args_struct: bool,
@@ -126,6 +131,7 @@ pub(crate) fn parse(
             input_schema: attr.input_schema,
             schema_profile: attr.schema_profile,
             task: attr.task,
+            timeout_ms: attr.timeout_ms,
             params,
             args_struct,
             return_type,
@@ -145,6 +151,7 @@ struct ToolAttr {
     input_schema: Option<syn::Path>,
     schema_profile: Option<syn::Ident>,
     task: Option<syn::Ident>,
+    timeout_ms: Option<u64>,
 }
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
@@ -160,6 +167,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
     let mut input_schema = Attr::none(cx, "input_schema");
     let mut schema_profile = Attr::none(cx, "schema_profile");
     let mut task = Attr::none(cx, "task");
+    let mut timeout = Attr::none(cx, "timeout");
     let mut icons = Vec::new();
 
     let parser = syn::meta::parser(|meta| {
@@ -201,6 +209,11 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                     && let Some(variant) = task_support_variant(cx, &lit)
                 {
                     task.set(&meta.path, variant);
+                }
+            }
+            "timeout" => {
+                if let Some(ms) = duration_value(cx, &meta, "30s")? {
+                    timeout.set(&meta.path, ms);
                 }
             }
             "input_schema" => {
@@ -275,6 +288,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
         input_schema: input_schema.get(),
         schema_profile: schema_profile.get(),
         task: task.get(),
+        timeout_ms: timeout.get(),
         annotations: Annotations {
             read_only: read_only.get(),
             destructive: destructive.get(),

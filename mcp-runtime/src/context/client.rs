@@ -100,7 +100,7 @@ impl Drop for PendingRequest<'_> {
         if !self.answered && self.ctx.inner.session.outgoing().forget(self.id) {
             // The handler gave up (timeout or its own cancellation): the specification's
             // cancellation applies to server-to-client requests too.
-            self.ctx.inner.out.send(notification_frame(
+            self.ctx.inner.out.notify(notification_frame(
                 "notifications/cancelled",
                 &serde_json::json!({
                     "requestId": self.id,

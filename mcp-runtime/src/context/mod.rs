@@ -256,7 +256,7 @@ impl Context {
         };
         self.inner
             .out
-            .send(notification_frame("notifications/progress", &params));
+            .notify(notification_frame("notifications/progress", &params));
     }
 
     /// Sends a log message to the client (`notifications/message`) when `level` is at or above
@@ -305,7 +305,7 @@ impl Context {
         };
         self.inner
             .out
-            .send(notification_frame("notifications/message", &params));
+            .notify(notification_frame("notifications/message", &params));
     }
 }
 

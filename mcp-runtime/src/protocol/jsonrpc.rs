@@ -31,6 +31,9 @@ pub mod code {
     pub const MISSING_CLIENT_CAPABILITY: i32 = -32021;
     /// The request's protocol version is not supported (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+    /// The server has too many requests of this client in flight (an implementation-defined
+    /// server error, in JSON-RPC's reserved range).
+    pub const SERVER_BUSY: i32 = -32000;
 }
 
 /// A request id: a string or an integer, echoed exactly as the client sent it.

@@ -43,6 +43,8 @@ pub struct ToolDescriptor {
     pub schema_profile: Option<SchemaProfile>,
     /// Whether a call may become a task (`#[tool(task)]`).
     pub task: crate::tasks::TaskSupport,
+    /// How long a call may run (`#[tool(timeout = "30s")]`); the server's limit if `None`.
+    pub timeout: Option<std::time::Duration>,
     /// Reads the raw arguments and returns the call of the function with them.
     pub call: fn(Context, Arguments<'_>) -> ToolFuture,
     /// Where the function is defined.

@@ -19,6 +19,7 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
 
 pub(crate) use profiles::ServerProfiles;
+pub(crate) use profiles::name_matches;
 pub use profiles::{KnownClient, SchemaProfile, UnknownSchemaProfile, known_clients};
 pub use rules::Rule;
 pub(crate) use rules::{Target, is_short_name_of};

@@ -142,7 +142,7 @@ impl Server {
         );
         for session in self.initialized_sessions() {
             if session.is_subscribed(uri) {
-                session.notifications().send(frame.clone());
+                session.notifications().notify(frame.clone());
             }
         }
         self.inner.listeners.resource_updated(uri);
@@ -205,7 +205,7 @@ impl Server {
             if kinds & bit != 0 {
                 let frame = notification_frame(method, &serde_json::json!({}));
                 for session in &sessions {
-                    session.notifications().send(frame.clone());
+                    session.notifications().notify(frame.clone());
                 }
                 self.inner.listeners.list_changed(kind, method);
             }

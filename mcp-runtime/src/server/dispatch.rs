@@ -38,6 +38,16 @@ impl Server {
         bytes: &[u8],
         out: &RequestChannel,
     ) -> Routed {
+        self.trace_in(bytes);
+        if nests_deeper_than(bytes, self.max_nesting_depth()) {
+            return Routed::Reply(Some(error_frame(
+                None,
+                &RpcError::invalid_request(format!(
+                    "arrays and objects nest deeper than the limit of {}",
+                    self.max_nesting_depth()
+                )),
+            )));
+        }
         let trimmed = bytes.trim_ascii_start();
         if trimmed.first() == Some(&b'[') {
             return self.route_batch(session, trimmed, out);
@@ -267,6 +277,38 @@ pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
     })
 }
 
+/// Whether arrays and objects nest deeper than `limit` anywhere in a message (brackets in
+/// strings aside). A message shorter than the limit cannot, and is not looked at.
+pub(crate) fn nests_deeper_than(bytes: &[u8], limit: usize) -> bool {
+    if bytes.len() <= limit {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn parse_failure(e: &serde_json::Error) -> RpcError {
     use serde_json::error::Category;
     match e.classify() {
@@ -274,5 +316,19 @@ fn parse_failure(e: &serde_json::Error) -> RpcError {
         Category::Syntax | Category::Eof | Category::Io => {
             RpcError::parse_error(format!("invalid JSON: {e}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nests_deeper_than;
+
+    #[test]
+    fn nesting_is_counted_outside_strings_only() {
+        assert!(!nests_deeper_than(br#"{"a":[[1]]}"#, 3));
+        assert!(nests_deeper_than(br#"{"a":[[[1]]]}"#, 3));
+        assert!(!nests_deeper_than(br#"{"a":"[[[[[[[[\"[[[["}"#, 3));
+        let deep = "[".repeat(100_000);
+        assert!(nests_deeper_than(deep.as_bytes(), 64));
     }
 }

@@ -17,8 +17,10 @@ use super::Server;
 use super::dispatch::{Routed, parse_params};
 use super::modern::CacheHint;
 use super::session::{RequestChannel, Session};
+use crate::audit::{AuditCall, Outcome};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
+use crate::policy::CallRequest;
 use crate::prompt::PromptArguments;
 use crate::protocol::messages::{CallToolParams, RequestMeta};
 use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
@@ -182,6 +184,35 @@ impl Server {
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
         let descriptor = tool.descriptor;
+        let caller = out.auth.as_deref();
+        let audit = AuditCall::begin(
+            self.audit(),
+            descriptor.name,
+            caller.map(|c| c.subject.as_str()),
+            p.arguments.map(RawValue::get),
+        );
+        if let Some(policy) = self.policy() {
+            let request = CallRequest::new(
+                descriptor.name,
+                &descriptor.annotations,
+                caller,
+                p.arguments,
+            );
+            if let Err(refusal) = policy.evaluate(&request) {
+                tracing::info!(tool = descriptor.name, stage = %refusal.stage, "tool call refused");
+                if let Some(audit) = audit {
+                    audit.end(Outcome::Denied, Some(&refusal.stage));
+                }
+                let mut result = refusal.into_result(descriptor.name);
+                shape_result(&mut result, version, false);
+                let result = serde_json::to_string(&result).unwrap_or_default();
+                let result = match out.round_trip {
+                    Some(_) => super::modern::complete(&result, None),
+                    None => result,
+                };
+                return Ok(Routed::Reply(Some(response_frame(id, &result))));
+            }
+        }
         // A tool with task support may become a task when the client declares tasks.
         let task = self.task_slot(descriptor.task, session, out.round_trip.is_some())?;
         let with_task;
@@ -204,24 +235,40 @@ impl Server {
         let (ctx, cancel) = request.begin(p.meta)?;
         let wraps_output = tool.wraps_output;
         let args = Arguments::new(p.arguments);
-        Ok(
-            request.run(cancel, (descriptor.call)(ctx, args), move |outcome| {
-                let mut result = outcome.unwrap_or_else(|panic| {
-                    tracing::error!(tool = descriptor.name, panic, "tool panicked");
-                    CallToolResult::error(format!(
-                        "tool `{}` failed with an internal error",
-                        descriptor.name
-                    ))
-                });
-                if let Some(defect) = result.internal_error.take() {
-                    tracing::error!(tool = descriptor.name, defect, "tool result is unusable");
-                    return Err(RpcError::internal(defect));
-                }
-                shape_result(&mut result, version, wraps_output);
-                // A CallToolResult holds strings and JSON values only: it always serialises.
-                Ok(serde_json::to_string(&result).unwrap_or_default())
-            }),
-        )
+        let call = (descriptor.call)(ctx, args);
+        let call = match descriptor.timeout.or(self.tool_timeout()) {
+            Some(limit) => with_time_limit(call, limit, descriptor.name),
+            None => call,
+        };
+        let round_trip = out.round_trip.clone();
+        Ok(request.run(cancel, call, move |outcome| {
+            let mut result = outcome.unwrap_or_else(|panic| {
+                tracing::error!(tool = descriptor.name, panic, "tool panicked");
+                CallToolResult::error(format!(
+                    "tool `{}` failed with an internal error",
+                    descriptor.name
+                ))
+            });
+            let ended = if result.internal_error.is_some() {
+                Outcome::ProtocolError
+            } else if round_trip.as_ref().is_some_and(|r| r.wants_input()) {
+                Outcome::InputRequired
+            } else if result.is_error {
+                Outcome::ToolError
+            } else {
+                Outcome::Ok
+            };
+            if let Some(audit) = audit {
+                audit.end(ended, None);
+            }
+            if let Some(defect) = result.internal_error.take() {
+                tracing::error!(tool = descriptor.name, defect, "tool result is unusable");
+                return Err(RpcError::internal(defect));
+            }
+            shape_result(&mut result, version, wraps_output);
+            // A CallToolResult holds strings and JSON values only: it always serialises.
+            Ok(serde_json::to_string(&result).unwrap_or_default())
+        }))
     }
 
     pub(super) fn get_prompt(
@@ -310,6 +357,36 @@ impl Server {
             serde_json::to_string(&serde_json::json!({ "contents": contents }))
                 .map_err(|e| RpcError::internal(e.to_string()))
         }))
+    }
+}
+
+/// A tool call that ends with a tool error once it has run for `limit`; the handler is
+/// dropped then, at its next `.await`.
+fn with_time_limit(
+    call: crate::registry::ToolFuture,
+    limit: std::time::Duration,
+    name: &'static str,
+) -> crate::registry::ToolFuture {
+    Box::pin(async move {
+        match tokio::time::timeout(limit, call).await {
+            Ok(result) => result,
+            Err(_) => {
+                tracing::warn!(tool = name, ?limit, "tool timed out and was stopped");
+                CallToolResult::error(format!(
+                    "tool `{name}` did not finish within {} and was stopped",
+                    describe_duration(limit)
+                ))
+            }
+        }
+    })
+}
+
+/// `30 s`, `250 ms`.
+fn describe_duration(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
     }
 }
 

@@ -249,6 +249,7 @@ mod tests {
         },
         output_schema: || None,
         task: crate::tasks::TaskSupport::Never,
+        timeout: None,
         schema_profile: None,
         call: |_, _| Box::pin(async { CallToolResult::error("unused") }),
         location: SourceLocation {

@@ -6,6 +6,7 @@ mod dispatch;
 mod handlers;
 mod lists;
 pub(crate) mod modern;
+pub(crate) mod outbound;
 pub(crate) mod outgoing;
 mod request_state;
 pub(crate) mod session;
@@ -40,6 +41,16 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// (sampling, elicitation, roots, ping).
 pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The default limit on requests one connection (or HTTP session) may have in flight.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+
+/// The default limit on how deeply arrays and objects may nest in one message.
+pub const DEFAULT_MAX_NESTING_DEPTH: usize = 64;
+
+/// How long, by default, the calls in flight may go on after a stdio client closed its
+/// input, before they are cancelled.
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Starts a [`ServerBuilder`] named after the crate that calls it (its `Cargo.toml` name and
 /// version become `serverInfo`).
 ///
@@ -68,6 +79,16 @@ struct ServerInner {
     info: Implementation,
     page_size: usize,
     max_message_bytes: usize,
+    max_nesting_depth: usize,
+    max_in_flight: usize,
+    tool_timeout: Option<Duration>,
+    shutdown_grace: Duration,
+    /// Consulted before every tool call.
+    policy: Option<crate::policy::Policy>,
+    /// Takes one record per tool call.
+    audit: Arc<dyn crate::audit::Audit>,
+    /// Every message in and out (`MCP_TRACE`), when asked for.
+    trace: Option<crate::transport::trace::MessageTrace>,
     client_request_timeout: Duration,
     /// Seals and opens the `requestState` of stateless multi round-trip requests.
     state_keys: request_state::StateKeys,
@@ -136,6 +157,13 @@ pub struct ServerBuilder {
     per_client_schema_profiles: bool,
     page_size: usize,
     max_message_bytes: usize,
+    max_nesting_depth: usize,
+    max_in_flight: usize,
+    tool_timeout: Option<Duration>,
+    shutdown_grace: Duration,
+    policy: Option<crate::policy::Policy>,
+    audit: Arc<dyn crate::audit::Audit>,
+    message_log: Option<Option<crate::MessageLog>>,
     client_request_timeout: Duration,
     state_keys: Option<request_state::StateKeys>,
     list_cache: modern::CacheHint,
@@ -163,6 +191,13 @@ impl Server {
             per_client_schema_profiles: true,
             page_size: DEFAULT_PAGE_SIZE,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_nesting_depth: DEFAULT_MAX_NESTING_DEPTH,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            tool_timeout: None,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            policy: None,
+            audit: Arc::new(crate::audit::TracingAudit),
+            message_log: None,
             client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
             state_keys: None,
             list_cache: modern::CacheHint {
@@ -225,6 +260,47 @@ impl Server {
     /// How long the server waits for the client to answer one of its requests.
     pub fn client_request_timeout(&self) -> Duration {
         self.inner.client_request_timeout
+    }
+
+    /// The limit on how deeply arrays and objects may nest in one message.
+    pub fn max_nesting_depth(&self) -> usize {
+        self.inner.max_nesting_depth
+    }
+
+    /// The limit on requests one stdio connection may have in flight.
+    pub fn max_in_flight(&self) -> usize {
+        self.inner.max_in_flight
+    }
+
+    /// How long calls in flight may go on after a stdio client closed its input.
+    pub fn shutdown_grace(&self) -> Duration {
+        self.inner.shutdown_grace
+    }
+
+    pub(crate) fn tool_timeout(&self) -> Option<Duration> {
+        self.inner.tool_timeout
+    }
+
+    pub(crate) fn policy(&self) -> Option<&crate::policy::Policy> {
+        self.inner.policy.as_ref()
+    }
+
+    pub(crate) fn audit(&self) -> &Arc<dyn crate::audit::Audit> {
+        &self.inner.audit
+    }
+
+    /// Logs a message received, when the message log is on.
+    pub(crate) fn trace_in(&self, message: &[u8]) {
+        if let Some(trace) = &self.inner.trace {
+            trace.incoming(message);
+        }
+    }
+
+    /// Logs a message sent, when the message log is on.
+    pub(crate) fn trace_out(&self, message: &[u8]) {
+        if let Some(trace) = &self.inner.trace {
+            trace.outgoing(message);
+        }
     }
 
     /// The schema profile a client that sends this `clientInfo.name` gets in `tools/list`
@@ -374,6 +450,60 @@ impl ServerBuilder {
     /// Sets the limit on one incoming message, in bytes.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes;
+        self
+    }
+
+    /// Sets how deeply arrays and objects may nest in one message (64 unless set; at most
+    /// 128, serde_json's own limit); a deeper message is refused as invalid JSON-RPC.
+    pub fn max_nesting_depth(mut self, depth: usize) -> Self {
+        self.max_nesting_depth = depth.clamp(1, 128);
+        self
+    }
+
+    /// Sets how many requests one stdio connection may have in flight (64 unless set); more
+    /// are refused with a JSON-RPC error until some finish. Calls that finish without
+    /// waiting never count. Over HTTP the limit is the endpoint's
+    /// ([`HttpOptions::max_in_flight_per_session`](crate::http::HttpOptions)).
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests.max(1);
+        self
+    }
+
+    /// Sets how long any tool may run (tools with `#[tool(timeout = "…")]` keep theirs):
+    /// at the limit the call is stopped — its handler dropped at its next `.await` — and
+    /// answered with a tool error saying so. Unlimited unless set.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Consults `policy` before every tool call: a call it refuses does not run, and is
+    /// answered with a tool error whose `_meta` says `permission_denied` and names the stage
+    /// that refused (see [`Policy`](crate::policy::Policy)).
+    pub fn policy(mut self, policy: crate::policy::Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Hands one record per tool call to `sink` instead of `tracing` (see
+    /// [`audit`](crate::audit)).
+    pub fn audit(mut self, sink: Arc<dyn crate::audit::Audit>) -> Self {
+        self.audit = sink;
+        self
+    }
+
+    /// Logs every JSON-RPC message in and out to `log` (`None`: no log), whatever
+    /// `MCP_TRACE` says; unset, the `MCP_TRACE` environment variable decides (`1` for
+    /// standard error, a path for a file).
+    pub fn message_log(mut self, log: Option<crate::MessageLog>) -> Self {
+        self.message_log = Some(log);
+        self
+    }
+
+    /// Sets how long the calls in flight may go on after a stdio client closed its input
+    /// (5 s unless set); then they are cancelled and the server exits.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 
@@ -528,6 +658,24 @@ impl ServerBuilder {
                 info: self.info,
                 page_size: self.page_size,
                 max_message_bytes: self.max_message_bytes,
+                max_nesting_depth: self.max_nesting_depth,
+                max_in_flight: self.max_in_flight,
+                tool_timeout: self.tool_timeout,
+                shutdown_grace: self.shutdown_grace,
+                policy: self.policy,
+                audit: self.audit,
+                trace: self
+                    .message_log
+                    .unwrap_or_else(crate::MessageLog::from_env)
+                    .and_then(
+                        |log| match crate::transport::trace::MessageTrace::open(&log) {
+                            Ok(trace) => Some(trace),
+                            Err(e) => {
+                                eprintln!("mcp: cannot open the message log {log:?}: {e}");
+                                None
+                            }
+                        },
+                    ),
                 client_request_timeout: self.client_request_timeout,
                 state_keys: self
                     .state_keys

@@ -186,6 +186,16 @@ impl RoundTrip {
         )
     }
 
+    /// Whether the handler asked for anything unanswered: the call ends with an
+    /// `InputRequiredResult`.
+    pub(crate) fn wants_input(&self) -> bool {
+        !self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
     /// The `InputRequiredResult` when the handler asked for anything unanswered.
     pub(crate) fn input_required(&self, server: &Server) -> Option<String> {
         let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));

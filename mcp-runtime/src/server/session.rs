@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::modern::RoundTrip;
+pub(crate) use super::outbound::{Outbound, OutboundQueue};
 use super::outgoing::OutgoingRequests;
 use crate::auth::AuthInfo;
 use crate::context::Root;
@@ -265,6 +265,12 @@ impl RequestChannel {
     pub(crate) fn send(&self, frame: Frame) {
         self.out.send(frame);
     }
+
+    /// Queues a notification of this request (progress, a log message), which a peer that
+    /// does not read may lose.
+    pub(crate) fn notify(&self, frame: Frame) {
+        self.out.notify(frame);
+    }
 }
 
 /// A transport's response stream, as a handler may steer it.
@@ -272,29 +278,4 @@ pub(crate) trait StreamControl: Send + Sync {
     /// Ends the response stream now, asking the client to reconnect after `retry`; the
     /// handler goes on and its later messages wait for the client to resume.
     fn close(&self, retry: Option<std::time::Duration>);
-}
-
-/// The queue of serialised frames to one peer. Cloned into every task that may write.
-#[derive(Clone, Debug)]
-pub(crate) struct Outbound {
-    tx: mpsc::UnboundedSender<Frame>,
-}
-
-impl Outbound {
-    pub(crate) fn new() -> (Outbound, mpsc::UnboundedReceiver<Frame>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (Outbound { tx }, rx)
-    }
-
-    /// Queues a frame; frames for a peer that is gone are dropped.
-    pub(crate) fn send(&self, frame: Frame) {
-        if !frame.is_empty() {
-            let _ = self.tx.send(frame);
-        }
-    }
-
-    /// Tells the writer that no more frames will come. An empty frame is never a message.
-    pub(crate) fn close(&self) {
-        let _ = self.tx.send(Vec::new());
-    }
 }

@@ -64,7 +64,9 @@ pub(crate) struct Listener {
     id: RequestId,
     lists: [bool; 3],
     resources: HashSet<String>,
-    tasks: HashSet<String>,
+    /// The tasks followed, with the version of each last sent: the states of a task are
+    /// announced from several tasks at once, and one overtaken by a later one is not sent.
+    tasks: std::sync::Mutex<std::collections::HashMap<String, Option<u64>>>,
     out: Outbound,
 }
 
@@ -78,7 +80,7 @@ impl Listener {
         if let Some(obj) = params.as_object_mut() {
             obj.insert("_meta".into(), self.tag());
         }
-        self.out.send(notification_frame(method, &params));
+        self.out.notify(notification_frame(method, &params));
     }
 
     pub(crate) fn follows_list(&self, kind: ListKind) -> bool {
@@ -89,8 +91,16 @@ impl Listener {
         self.resources.contains(uri)
     }
 
-    pub(crate) fn follows_task(&self, task_id: &str) -> bool {
-        self.tasks.contains(task_id)
+    /// Whether to send this version of a task: one it follows, newer than the last sent.
+    fn takes_task(&self, task_id: &str, version: u64) -> bool {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        match tasks.get_mut(task_id) {
+            Some(last) if last.is_none_or(|v| v < version) => {
+                *last = Some(version);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -127,9 +137,14 @@ impl Listeners {
         }
     }
 
-    /// Sends a task's state to every listener following it.
-    pub(crate) fn task_changed(&self, task_id: &str, task: &Value) {
-        for listener in self.live().iter().filter(|l| l.follows_task(task_id)) {
+    /// Sends a task's state to every listener following it, unless a later state of it was
+    /// sent already.
+    pub(crate) fn task_changed(&self, task_id: &str, version: u64, task: &Value) {
+        for listener in self
+            .live()
+            .iter()
+            .filter(|l| l.takes_task(task_id, version))
+        {
             listener.send("notifications/tasks", task.clone());
         }
     }
@@ -181,7 +196,14 @@ impl Server {
                 .flatten()
                 .cloned()
                 .collect(),
-            tasks: honoured.task_ids.iter().flatten().cloned().collect(),
+            tasks: std::sync::Mutex::new(
+                honoured
+                    .task_ids
+                    .iter()
+                    .flatten()
+                    .map(|id| (id.clone(), None))
+                    .collect(),
+            ),
             out: out.out.clone(),
         });
         listener.send(

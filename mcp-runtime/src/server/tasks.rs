@@ -243,9 +243,11 @@ impl Server {
 
     /// Tells the listeners following a task its new state (`notifications/tasks`).
     fn announce_task(&self, task: &StoredTask) {
-        self.inner
-            .listeners
-            .task_changed(&task.task_id, &Value::Object(task.to_wire()));
+        self.inner.listeners.task_changed(
+            &task.task_id,
+            task.version,
+            &Value::Object(task.to_wire()),
+        );
     }
 
     /// `tasks/get`, `tasks/update`, `tasks/cancel`.

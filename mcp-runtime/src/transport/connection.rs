@@ -80,6 +80,23 @@ impl Connection {
                 return;
             }
         };
+        if self.tracker.len() >= self.server.max_in_flight()
+            && let Some(id) = request_id(message)
+        {
+            // Notifications and responses always pass: a cancellation or an answer the
+            // calls in flight wait for is what frees their slots.
+            self.out.send(error_frame(
+                Some(&id),
+                &RpcError::new(
+                    crate::protocol::code::SERVER_BUSY,
+                    format!(
+                        "too many requests in flight (the limit is {}): wait for some to finish",
+                        self.server.max_in_flight()
+                    ),
+                ),
+            ));
+            return;
+        }
         match self.server.route(&self.session, message, &self.channel) {
             Routed::Reply(frame) => {
                 if let Some(frame) = frame {
@@ -109,15 +126,39 @@ impl Connection {
         }
     }
 
-    /// The input ended: subscriptions end, the calls in flight finish, then the output
-    /// closes.
+    /// The input ended: subscriptions end, the calls in flight may finish within the
+    /// server's shutdown grace and are cancelled after it, then the output closes.
     pub(crate) async fn close(self) {
         self.channel.closing.cancel();
         self.tracker.close();
-        self.tracker.wait().await;
+        let grace = self.server.shutdown_grace();
+        if tokio::time::timeout(grace, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                calls = self.tracker.len(),
+                "the client left; calls still running after the shutdown grace are cancelled"
+            );
+            self.session.cancel_all();
+            self.tracker.wait().await;
+        }
         self.session.cancel_all();
         self.out.close();
     }
+}
+
+/// The id of a message when it is a request (it has a method and an id).
+fn request_id(message: &[u8]) -> Option<crate::protocol::RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow, default)]
+        method: Option<&'a serde_json::value::RawValue>,
+        #[serde(default)]
+        id: Option<crate::protocol::RequestId>,
+    }
+    let peek: Peek<'_> = serde_json::from_slice(message).ok()?;
+    peek.method.and(peek.id)
 }
 
 /// Serves one connection until its input ends; then waits for the calls in flight to finish.

@@ -5,6 +5,7 @@ pub(crate) mod connection;
 pub mod http;
 pub mod memory;
 mod stdio;
+pub(crate) mod trace;
 
 pub(crate) use stdio::memchr as find_byte;
 

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use super::connection::{Connection, Inbound, Line};
 use crate::protocol::Frame;
 use crate::server::Server;
-use crate::server::session::Outbound;
+use crate::server::session::{Outbound, OutboundQueue};
 
 const BUFFER_BYTES: usize = 64 * 1024;
 
@@ -44,7 +44,7 @@ impl Server {
         loop {
             tokio::select! {
                 biased;
-                Some(frame) = frames.recv() => output.write(frame, &mut frames).await,
+                Some(frame) = frames.recv() => output.write(frame, &mut frames, self).await,
                 more = input.next(|line| connection.handle(line)) => {
                     if !more {
                         break;
@@ -65,7 +65,9 @@ impl Server {
             tokio::select! {
                 biased;
                 frame = frames.recv() => match frame {
-                    Some(frame) if !frame.is_empty() => output.write(frame, &mut frames).await,
+                    Some(frame) if !frame.is_empty() => {
+                        output.write(frame, &mut frames, self).await;
+                    }
                     _ => break,
                 },
                 () = &mut close, if !closed => closed = true,
@@ -178,20 +180,22 @@ impl Output {
     }
 
     /// Writes a frame and every other frame already queued, then flushes.
-    async fn write(&mut self, first: Frame, queue: &mut mpsc::UnboundedReceiver<Frame>) {
+    async fn write(&mut self, first: Frame, queue: &mut OutboundQueue, server: &Server) {
         match self {
             #[cfg(target_os = "linux")]
             Output::Pipe(slot) => {
                 let Some(pipe) = slot else { return };
-                if let Err(e) = pipes::write_all(pipe, first, queue).await {
+                if let Err(e) = pipes::write_all(pipe, first, queue, server).await {
                     // The client closed its end: nothing is left to tell it.
                     tracing::debug!(%e, "standard output is closed; replies are dropped");
                     *slot = None;
                 }
             }
             Output::Thread { frames, .. } => {
+                server.trace_out(&first);
                 frames.send(first);
-                while let Ok(frame) = queue.try_recv() {
+                while let Some(frame) = queue.try_recv() {
+                    server.trace_out(&frame);
                     frames.send(frame);
                 }
             }
@@ -237,10 +241,10 @@ mod pipes {
 
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, BufWriter};
     use tokio::net::unix::pipe;
-    use tokio::sync::mpsc;
 
     use super::{BUFFER_BYTES, LineSplitter};
     use crate::protocol::Frame;
+    use crate::server::session::OutboundQueue;
     use crate::transport::connection::Line;
 
     /// Standard input, when it is a pipe, on a description of its own.
@@ -335,17 +339,19 @@ mod pipes {
     pub(super) async fn write_all(
         pipe: &mut BufWriter<pipe::Sender>,
         first: Frame,
-        queue: &mut mpsc::UnboundedReceiver<Frame>,
+        queue: &mut OutboundQueue,
+        server: &crate::server::Server,
     ) -> io::Result<()> {
         let mut frame = first;
         loop {
             if !frame.is_empty() {
+                server.trace_out(&frame);
                 pipe.write_all(&frame).await?;
                 pipe.write_all(b"\n").await?;
             }
             match queue.try_recv() {
-                Ok(next) => frame = next,
-                Err(_) => break,
+                Some(next) => frame = next,
+                None => break,
             }
         }
         pipe.flush().await
@@ -520,10 +526,7 @@ fn owned(line: Line<'_>) -> Inbound {
 }
 
 /// Writes frames, one per line, until the queue is closed.
-pub(crate) fn write_frames(
-    output: impl Write,
-    mut frames: mpsc::UnboundedReceiver<Frame>,
-) -> io::Result<()> {
+pub(crate) fn write_frames(output: impl Write, mut frames: OutboundQueue) -> io::Result<()> {
     let mut output = BufWriter::with_capacity(BUFFER_BYTES, output);
     while let Some(frame) = frames.blocking_recv() {
         if frame.is_empty() {
@@ -533,12 +536,12 @@ pub(crate) fn write_frames(
         output.write_all(b"\n")?;
         loop {
             match frames.try_recv() {
-                Ok(frame) if frame.is_empty() => return output.flush(),
-                Ok(frame) => {
+                Some(frame) if frame.is_empty() => return output.flush(),
+                Some(frame) => {
                     output.write_all(&frame)?;
                     output.write_all(b"\n")?;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         output.flush()?;

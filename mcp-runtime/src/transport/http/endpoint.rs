@@ -22,7 +22,9 @@ use crate::auth::AuthInfo;
 use crate::protocol::{Implementation, ProtocolVersion};
 use crate::server::Routed;
 use crate::server::modern::MODERN_VERSIONS;
-use crate::server::session::{Negotiated, Outbound, RequestChannel, Session, StreamControl};
+use crate::server::session::{
+    Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl,
+};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 use super::headers::VERSION_HEADER;
@@ -288,6 +290,7 @@ pub(super) async fn post(
     // missing resource (404); metadata, headers or capabilities it cannot accept are a bad
     // request (400). A handler's error response is judged the same way.
     let answer = |frame: Vec<u8>| {
+        state.server.trace_out(&frame);
         let status = modern
             .as_ref()
             .and_then(|_| modern_error_status(&frame))
@@ -426,12 +429,14 @@ static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
 fn request_stream_response(
     state: &Arc<HttpState>,
     first: Option<Vec<u8>>,
-    mut frames: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    mut frames: OutboundQueue,
     mut done: oneshot::Receiver<Option<Vec<u8>>>,
     mut abandon: CancelOnDrop,
 ) -> Response<Body> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let event = |frame: Vec<u8>| {
+    let server = state.server.clone();
+    let event = move |frame: Vec<u8>| {
+        server.trace_out(&frame);
         let mut event = Vec::with_capacity(frame.len() + 16);
         event.extend_from_slice(b"data: ");
         event.extend_from_slice(&frame);
@@ -456,7 +461,7 @@ fn request_stream_response(
                     }
                 }
                 finished = &mut done => {
-                    while let Ok(frame) = frames.try_recv() {
+                    while let Some(frame) = frames.try_recv() {
                         if !frame.is_empty() && tx.send(event(frame)).await.is_err() {
                             return;
                         }
@@ -488,7 +493,7 @@ fn stream_response(
     http_session: &Arc<HttpSession>,
     session: &Session,
     first: Option<Vec<u8>>,
-    mut frames: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    mut frames: OutboundQueue,
     mut done: oneshot::Receiver<Option<Vec<u8>>>,
     close: CancellationToken,
     close_retry: Arc<Mutex<Option<Duration>>>,
@@ -501,29 +506,34 @@ fn stream_response(
     http_session.add_stream(&stream);
     let store = Arc::clone(&state.options.event_store);
     {
+        let stream_id = stream.clone();
         let store = Arc::clone(&store);
-        let stream = stream.clone();
+        let server = state.server.clone();
+        let appended = Arc::clone(&store);
+        let into = stream.clone();
+        let append = move |frame: Vec<u8>| {
+            if !frame.is_empty() {
+                server.trace_out(&frame);
+                appended.append(&into, frame);
+            }
+        };
         state.tasks.spawn(async move {
             if let Some(frame) = first {
-                store.append(&stream, frame);
+                append(frame);
             }
             loop {
                 tokio::select! {
                     biased;
                     // A closed channel (the handler's context is gone) disables this arm.
-                    Some(frame) = frames.recv() => {
-                        if !frame.is_empty() {
-                            store.append(&stream, frame);
-                        }
-                    }
+                    Some(frame) = frames.recv() => append(frame),
                     finished = &mut done => {
-                        while let Ok(frame) = frames.try_recv() {
-                            store.append(&stream, frame);
+                        while let Some(frame) = frames.try_recv() {
+                            append(frame);
                         }
                         if let Ok(Some(frame)) = finished {
-                            store.append(&stream, frame);
+                            append(frame);
                         }
-                        store.complete(&stream);
+                        store.complete(&stream_id);
                         return;
                     }
                 }

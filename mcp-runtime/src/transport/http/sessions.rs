@@ -100,11 +100,13 @@ impl SessionTable {
         http.touch(self.epoch);
         let stream = http.standalone.clone();
         let store = Arc::clone(store);
+        let server = server.clone();
         tokio::spawn(async move {
             while let Some(frame) = frames.recv().await {
                 if frame.is_empty() {
                     break;
                 }
+                server.trace_out(&frame);
                 store.append(&stream, frame);
             }
             store.complete(&stream);

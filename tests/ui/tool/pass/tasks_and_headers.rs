@@ -11,8 +11,8 @@ async fn build(target: String) -> String {
     format!("built {target}")
 }
 
-/// Only ever a task.
-#[tool(task = "required", annotations(idempotent))]
+/// Only ever a task, stopped after ten minutes.
+#[tool(task = "required", timeout = "10m", annotations(idempotent))]
 async fn migrate() -> &'static str {
     "migrated"
 }
@@ -36,6 +36,11 @@ fn main() {
     use mcp_runtime::__private::Tool;
     assert_eq!(<build as Tool>::DESCRIPTOR.task, mcp_runtime::tasks::TaskSupport::Optional);
     assert_eq!(<migrate as Tool>::DESCRIPTOR.task, mcp_runtime::tasks::TaskSupport::Required);
+    assert_eq!(
+        <migrate as Tool>::DESCRIPTOR.timeout,
+        Some(std::time::Duration::from_secs(600))
+    );
+    assert_eq!(<build as Tool>::DESCRIPTOR.timeout, None);
     let schema = (<query as Tool>::DESCRIPTOR.input_schema)();
     assert_eq!(schema["properties"]["region"]["x-mcp-header"], "Region");
     assert_eq!(schema["properties"]["tenant_id"]["x-mcp-header"], "Tenant-Id");

@@ -1,0 +1,119 @@
+//! The queue of serialised frames to one peer, shared by every task that may write to it.
+//!
+//! What must arrive — responses, and the server's own requests — is always queued: there is
+//! one of each per call in flight, and calls in flight are limited. Notifications (progress,
+//! log messages, changes) are dropped once the frames waiting in the queue pass a byte
+//! budget: a client that does not read cannot make the server hold an unbounded backlog.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::mpsc;
+
+use crate::protocol::Frame;
+
+/// How many bytes of frames may wait for a slow peer before notifications are dropped.
+pub const DEFAULT_OUTBOUND_BUDGET: usize = 16 * 1024 * 1024;
+
+/// The sending side. Cloned into every task that may write.
+#[derive(Clone, Debug)]
+pub(crate) struct Outbound {
+    tx: mpsc::UnboundedSender<Frame>,
+    queued: Arc<AtomicUsize>,
+    budget: usize,
+}
+
+/// The receiving side, read by the transport's writer.
+#[derive(Debug)]
+pub(crate) struct OutboundQueue {
+    rx: mpsc::UnboundedReceiver<Frame>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Outbound {
+    pub(crate) fn new() -> (Outbound, OutboundQueue) {
+        Outbound::with_budget(DEFAULT_OUTBOUND_BUDGET)
+    }
+
+    pub(crate) fn with_budget(budget: usize) -> (Outbound, OutboundQueue) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        (
+            Outbound {
+                tx,
+                queued: Arc::clone(&queued),
+                budget,
+            },
+            OutboundQueue { rx, queued },
+        )
+    }
+
+    /// Queues a frame that must arrive (a response, a request); frames for a peer that is
+    /// gone are dropped.
+    pub(crate) fn send(&self, frame: Frame) {
+        if !frame.is_empty() {
+            self.queued.fetch_add(frame.len(), Ordering::Relaxed);
+            if let Err(e) = self.tx.send(frame) {
+                self.queued.fetch_sub(e.0.len(), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Queues a notification, unless the peer already has more than the budget waiting.
+    pub(crate) fn notify(&self, frame: Frame) {
+        if self.queued.load(Ordering::Relaxed) + frame.len() > self.budget {
+            tracing::debug!(
+                bytes = frame.len(),
+                "the peer is not reading: a notification is dropped"
+            );
+            return;
+        }
+        self.send(frame);
+    }
+
+    /// Tells the writer that no more frames will come. An empty frame is never a message.
+    pub(crate) fn close(&self) {
+        let _ = self.tx.send(Vec::new());
+    }
+}
+
+impl OutboundQueue {
+    /// The next frame; `None` once every sender is gone.
+    pub(crate) async fn recv(&mut self) -> Option<Frame> {
+        let frame = self.rx.recv().await?;
+        self.queued.fetch_sub(frame.len(), Ordering::Relaxed);
+        Some(frame)
+    }
+
+    /// The next frame when one is waiting.
+    pub(crate) fn try_recv(&mut self) -> Option<Frame> {
+        let frame = self.rx.try_recv().ok()?;
+        self.queued.fetch_sub(frame.len(), Ordering::Relaxed);
+        Some(frame)
+    }
+
+    /// The next frame, blocking the thread (for writer threads).
+    pub(crate) fn blocking_recv(&mut self) -> Option<Frame> {
+        let frame = self.rx.blocking_recv()?;
+        self.queued.fetch_sub(frame.len(), Ordering::Relaxed);
+        Some(frame)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn notifications_are_dropped_past_the_budget_and_responses_never_are() {
+        let (out, mut queue) = Outbound::with_budget(10);
+        out.notify(b"123456".to_vec());
+        out.notify(b"789012".to_vec()); // 12 > 10: dropped
+        out.send(b"response-1".to_vec()); // always kept
+        assert_eq!(queue.recv().await.unwrap(), b"123456");
+        assert_eq!(queue.recv().await.unwrap(), b"response-1");
+        out.notify(b"abc".to_vec()); // the queue drained: room again
+        assert_eq!(queue.try_recv().unwrap(), b"abc");
+        assert!(queue.try_recv().is_none());
+    }
+}

@@ -1,0 +1,354 @@
+//! The server under faults, limits and hostile load, and its policy, audit and message log:
+//! each test starts a real server process, provokes one thing, and checks that the server
+//! answered as it should and still serves.
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mcp_tests::StdioServer;
+use mcp_tests::http::HttpServer;
+use mcp_tests::peer::{MODERN, Peer, Transport};
+use serde_json::{Value, json};
+
+fn catalogue(env: &[(&str, &str)]) -> StdioServer {
+    let mut server = StdioServer::spawn_with_env(env!("CARGO_BIN_EXE_catalogue").as_ref(), env);
+    server.initialize("2025-11-25");
+    server
+}
+
+fn call(server: &mut StdioServer, id: i64, name: &str, arguments: Value) -> Value {
+    server.request(
+        id,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    );
+    server.response(id)
+}
+
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {response}"))
+}
+
+fn still_serves(server: &mut StdioServer, id: i64) {
+    let response = call(server, id, "fast", json!({}));
+    assert_eq!(text(&response), "fast", "the server goes on serving");
+}
+
+fn scratch_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-reliability-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[test]
+fn a_message_nested_too_deeply_is_refused_and_the_next_one_is_served() {
+    let mut server = catalogue(&[("MAX_NESTING_DEPTH", "16")]);
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"count_nodes","arguments":{{"tree":{}}}}}}}"#,
+        "[".repeat(20) + &"]".repeat(20)
+    );
+    server.send_raw(format!("{deep}\n").as_bytes());
+    let refused = server.recv();
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("16"));
+    // Even far past what any parser's recursion would survive.
+    server.send_raw(format!("{}\n", "[".repeat(200_000)).as_bytes());
+    assert_eq!(server.recv()["error"]["code"], -32600);
+    still_serves(&mut server, 2);
+}
+
+#[test]
+fn on_stdio_requests_past_the_in_flight_limit_are_refused_until_slots_free() {
+    let mut server = catalogue(&[("MAX_IN_FLIGHT", "2")]);
+    server.request(10, "tools/call", json!({"name": "hold"}));
+    server.request(11, "tools/call", json!({"name": "hold"}));
+    let busy = call(&mut server, 12, "fast", json!({}));
+    assert_eq!(busy["error"]["code"], -32000, "{busy}");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit is 2")
+    );
+    // A cancellation still gets through, and frees a slot.
+    server.notify("notifications/cancelled", json!({"requestId": 10}));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = call(&mut server, 13, "fast", json!({}));
+        if response.get("result").is_some() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no slot freed: {response}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_tool_past_its_time_limit_is_stopped_with_a_tool_error() {
+    let mut server = catalogue(&[("TOOL_TIMEOUT_MS", "100")]);
+    let response = call(&mut server, 1, "stuck", json!({}));
+    assert_eq!(response["result"]["isError"], true);
+    assert!(
+        text(&response).contains("within 200 ms"),
+        "its own limit: {response}"
+    );
+    assert_eq!(text(&call(&mut server, 2, "stuck_stopped", json!({}))), "1");
+    // The server's limit holds for tools without one of their own.
+    let response = call(&mut server, 3, "sleep", json!({"ms": 10_000}));
+    assert_eq!(response["result"]["isError"], true);
+    assert!(text(&response).contains("within 100 ms"), "{response}");
+    still_serves(&mut server, 4);
+}
+
+#[test]
+fn an_enormous_result_is_delivered_and_the_server_goes_on() {
+    let mut server = catalogue(&[]);
+    let response = call(&mut server, 1, "enormous", json!({"megabytes": 48}));
+    assert_eq!(text(&response).len(), 48 << 20);
+    still_serves(&mut server, 2);
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_client_that_does_not_read_cannot_make_the_server_hold_its_notifications() {
+    let mut server = catalogue(&[]);
+    server.request(1, "logging/setLevel", json!({"level": "debug"}));
+    server.response(1);
+    // 256 MiB of log messages while the test does not read standard output.
+    server.request(
+        2,
+        "tools/call",
+        json!({"name": "flood", "arguments": {"count": 32_768, "bytes": 8192}}),
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let peak = peak_rss_kib(server.pid());
+    assert!(
+        peak < 96 * 1024,
+        "the server held {peak} KiB for a client that does not read"
+    );
+    // Reading again: the response comes (after whatever notifications were kept).
+    let response = server.response(2);
+    assert_eq!(text(&response), "sent 32768 messages");
+    let kept = server.take_backlog().len();
+    assert!(
+        kept < 32_768,
+        "notifications past the budget were dropped ({kept} kept)"
+    );
+    still_serves(&mut server, 3);
+}
+
+#[test]
+fn at_the_end_of_input_calls_in_flight_are_cancelled_after_the_grace_period() {
+    let mut server = catalogue(&[("SHUTDOWN_GRACE_MS", "300")]);
+    server.request(1, "tools/call", json!({"name": "hold"}));
+    server.request(
+        2,
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": 100}}),
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    let closed = Instant::now();
+    server.close_stdin();
+    // The short call is let finish and is answered; the held one is cancelled.
+    let response = server.response(2);
+    assert_eq!(text(&response), "slept 100 ms");
+    assert!(server.wait().success());
+    let took = closed.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "exited {took:?} after the input ended"
+    );
+}
+
+fn alive_tasks(peer: &mut Peer) -> u64 {
+    let reply = peer.call("tools/call", json!({"name": "alive_tasks"}));
+    reply.result()["content"][0]["text"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("a count")
+}
+
+#[test]
+fn over_http_a_dropped_call_leaves_no_task_behind() {
+    for version in ["2025-11-25", MODERN] {
+        let mut peer = Peer::open(
+            env!("CARGO_BIN_EXE_catalogue").as_ref(),
+            Transport::Http,
+            version,
+            json!({}),
+        );
+        let baseline = alive_tasks(&mut peer);
+        for i in 0..3 {
+            let message = json!({
+                "jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+                "params": peer.params(json!({"name": "hold"})),
+            });
+            // The client sends the call and hangs up before any answer.
+            let mut tcp = std::net::TcpStream::connect(peer.http().addr()).unwrap();
+            tcp.write_all(&peer.http_post(&message).to_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            drop(tcp);
+        }
+        if !peer.is_modern() {
+            // A handshake-era client that leaves ends its session; a disconnect alone is
+            // not a cancellation in that era.
+            let session = peer.session_id().expect("a session").to_owned();
+            let ended = peer
+                .http()
+                .request("DELETE", "/mcp")
+                .header("Mcp-Session-Id", &session)
+                .header("MCP-Protocol-Version", version)
+                .send();
+            assert_eq!(ended.status, 200, "{ended:?}");
+            peer.handshake();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let now = alive_tasks(&mut peer);
+            if now <= baseline {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{now} tasks alive, {baseline} before ({version})"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn a_policy_refuses_calls_with_a_machine_readable_code_naming_its_stage() {
+    let mut server = catalogue(&[
+        ("POLICY_DENY", "explode,toggle_*"),
+        ("POLICY_SCOPES", "route=routing"),
+    ]);
+    let refused = call(&mut server, 1, "explode", json!({}));
+    assert_eq!(
+        refused["result"]["isError"], true,
+        "a tool error, not a JSON-RPC one"
+    );
+    let why = &refused["result"]["_meta"]["mcp-runtime/error"];
+    assert_eq!(why["code"], "permission_denied");
+    assert_eq!(why["stage"], "deny_list");
+    let refused = call(
+        &mut server,
+        2,
+        "route",
+        json!({"region": "eu", "query": "q"}),
+    );
+    let why = &refused["result"]["_meta"]["mcp-runtime/error"];
+    assert_eq!(why["stage"], "scopes", "{refused}");
+    assert!(why["reason"].as_str().unwrap().contains("routing"));
+    still_serves(&mut server, 3);
+}
+
+#[test]
+fn every_tool_call_leaves_one_audit_record() {
+    let path = scratch_file("audit.jsonl");
+    let path_text = path.to_str().unwrap();
+    let mut server = catalogue(&[("AUDIT_FILE", path_text), ("POLICY_DENY", "explode")]);
+    call(&mut server, 1, "fast", json!({}));
+    call(&mut server, 2, "fail", json!({"why": "no"}));
+    call(&mut server, 3, "explode", json!({}));
+    server.request(4, "tools/call", json!({"name": "hold"}));
+    server.notify("notifications/cancelled", json!({"requestId": 4}));
+    still_serves(&mut server, 5);
+    server.close_stdin();
+    assert!(server.wait().success());
+    let mut text = String::new();
+    std::fs::File::open(&path)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let outcome = |tool: &str| -> Vec<&str> {
+        records
+            .iter()
+            .filter(|r| r["tool"] == tool)
+            .map(|r| r["outcome"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(outcome("fast"), ["ok", "ok"]);
+    assert_eq!(outcome("fail"), ["tool_error"]);
+    assert_eq!(outcome("explode"), ["denied"]);
+    assert_eq!(outcome("hold"), ["cancelled"]);
+    let denied = records.iter().find(|r| r["tool"] == "explode").unwrap();
+    assert_eq!(denied["refusedBy"], "deny_list");
+    for r in &records {
+        assert_eq!(r["arguments"].as_str().unwrap().len(), 32, "{r}");
+        assert!(r["time"].as_str().unwrap().ends_with('Z'));
+        assert!(r["durationMs"].as_f64().unwrap() >= 0.0);
+    }
+}
+
+#[test]
+fn mcp_trace_logs_every_message_both_ways_and_leaves_stdout_alone() {
+    let path = scratch_file("trace.log");
+    let mut server = catalogue(&[("MCP_TRACE", path.to_str().unwrap())]);
+    let response = call(&mut server, 1, "fast", json!({}));
+    assert_eq!(text(&response), "fast");
+    server.close_stdin();
+    assert!(server.wait().success());
+    let log = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" <- ") && l.contains("\"method\":\"initialize\"")),
+        "{log}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" -> ") && l.contains("\"protocolVersion\"")),
+        "{log}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" -> ") && l.contains("\"text\":\"fast\""))
+    );
+    assert!(lines.iter().all(|l| l.starts_with("mcp-trace ")));
+
+    // Over HTTP.
+    std::fs::remove_file(&path).unwrap();
+    let http = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("MCP_TRACE", path.to_str().unwrap())],
+    );
+    let response = http
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", "server/discover")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+        )
+        .send();
+    assert_eq!(response.status, 200);
+    let log = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        log.contains(" <- ") && log.contains("supportedVersions"),
+        "{log}"
+    );
+}
