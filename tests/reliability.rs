@@ -352,3 +352,71 @@ fn mcp_trace_logs_every_message_both_ways_and_leaves_stdout_alone() {
         "{log}"
     );
 }
+
+/// Opens a handshake-era HTTP session and returns its id.
+fn open_session(http: &HttpServer, n: usize) -> String {
+    let response = http
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": format!("client-{n}"), "version": "1"}},
+        }))
+        .send();
+    assert_eq!(response.status, 200, "{response:?}");
+    response
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
+}
+
+fn call_in(http: &HttpServer, session: &str, id: i64) -> u16 {
+    let response = http
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Session-Id", session)
+        .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "fast", "arguments": {}}}))
+        .send();
+    let status = response.status;
+    if status == 200 {
+        let body = response.json();
+        assert_eq!(body["result"]["content"][0]["text"], "fast", "{body}");
+    }
+    status
+}
+
+#[test]
+fn a_thousand_http_sessions_are_held_and_served() {
+    let http = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let sessions: Vec<String> = (0..1000).map(|n| open_session(&http, n)).collect();
+    // Served concurrently, from eight clients at once.
+    std::thread::scope(|scope| {
+        for chunk in sessions.chunks(125) {
+            let http = &http;
+            scope.spawn(move || {
+                for (i, session) in chunk.iter().enumerate() {
+                    assert_eq!(call_in(http, session, i as i64 + 1), 200);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn the_session_table_is_bounded_and_the_longest_idle_session_goes_first() {
+    let http = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("HTTP_MAX_SESSIONS", "50")],
+    );
+    let sessions: Vec<String> = (0..60).map(|n| open_session(&http, n)).collect();
+    // The ten opened first were idle the longest: they were ended to make room.
+    for session in &sessions[..10] {
+        assert_eq!(call_in(&http, session, 1), 404);
+    }
+    for session in &sessions[10..] {
+        assert_eq!(call_in(&http, session, 1), 200);
+    }
+}

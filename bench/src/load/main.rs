@@ -1,18 +1,22 @@
 //! `mcp-load`: drives MCP servers as a client and measures them.
 //!
 //! ```text
-//! mcp-load all [options]          every server × every concurrency, interleaved, repeated;
-//!                                 then the clean-build cost; prints a Markdown report
-//! mcp-load run SERVER [options]   one run per concurrency against one server (ours, ceiling,
-//!                                 rmcp-default, rmcp-fast, or the path of any stdio server
-//!                                 with the same `echo` tool)
-//! mcp-load build-cost [options]   only the clean-build cost
+//! mcp-load all [options]          every server × every transport × every concurrency,
+//!                                 interleaved, repeated; then the build cost; prints a
+//!                                 Markdown report
+//! mcp-load run SERVER [options]   one run per transport and concurrency against one server
+//!                                 (ours, ceiling, rmcp-default, rmcp-fast, or the path of any
+//!                                 server with the same `echo` tool, and over HTTP
+//!                                 `echo_progress` and `--http ADDR`)
+//! mcp-load build-cost [options]   only the build cost
 //! ```
 //!
 //! Run it in release mode from the workspace: `cargo run --release -p mcp-bench --bin
 //! mcp-load -- all`. It builds the server binaries beside itself first.
 
 mod build_cost;
+mod http;
+mod http_client;
 mod process;
 mod report;
 mod run;
@@ -20,11 +24,12 @@ mod stats;
 mod stdio;
 mod workload;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use build_cost::BuildCost;
+use build_cost::{BuildCost, BuildKind};
 use process::ServerCommand;
 use report::{ColdStart, Results, Sample};
 use run::{Plan, Server, Transport};
@@ -34,17 +39,28 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>
 const USAGE: &str = "\
 usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
                     [--servers ours,ceiling,rmcp-default,rmcp-fast] [--cold-starts N]
-                    [--build-reps N | --no-build-cost] [--no-build] [--out DIR] [--nice N]
-       mcp-load run SERVER|PATH [--calls N] [--warmup N] [--concurrency 1,16] [--nice N]
-                    [-- ARGS]
-       mcp-load build-cost [--build-reps N] [--nice N]
+                    [--transports LIST | --no-http]
+                    [--build-reps N | --no-build-cost] [--builds stdio,everything,incremental]
+                    [--no-build] [--out DIR] [--nice N]
+       mcp-load run SERVER|PATH [--calls N] [--warmup N] [--concurrency 1,16]
+                    [--transports LIST | --no-http] [--nice N] [-- ARGS]
+       mcp-load build-cost [--build-reps N] [--builds LIST] [--nice N]
+
+Transports: stdio, http-session-echo, http-session-progress, http-stateless-echo,
+http-stateless-progress (Streamable HTTP: a 2025-11-25 session opened with `initialize` on
+each connection, or 2026-07-28 stateless requests; `echo` calls, or `echo_progress` calls with
+a progressToken, whose one progress notification makes the response an SSE stream). Over
+HTTP, --concurrency is the number of keep-alive connections, each with one call in flight;
+the ceiling speaks stdio only.
 
 Defaults: 20000 calls after 1000 warm-up calls, 3 repetitions, 1 and 16 calls in flight,
-every server, 10 extra cold starts per server and repetition, one clean build of each
-framework. --nice N runs everything (driver, servers, builds) at that niceness (-20 needs
-root), so that other work on the machine disturbs the measurements less. `all` first builds
-the server binaries (when run through cargo) and writes the report and every run's numbers
-under target/mcp-bench/ (or --out DIR).";
+every server over every transport it speaks, 10 extra stdio cold starts per server and
+repetition, one build of each kind per framework (clean release builds of the stdio server
+and of the everything-enabled one, a dev rebuild of a 50-tool crate after one tool's edit).
+--nice N runs everything (driver, servers, builds) at that niceness (-20 needs root), so that
+other work on the machine disturbs the measurements less. `all` first builds the server
+binaries (when run through cargo) and writes the report and every run's numbers under
+target/mcp-bench/ (or --out DIR).";
 
 struct Options {
     calls: usize,
@@ -52,9 +68,11 @@ struct Options {
     reps: usize,
     concurrency: Vec<usize>,
     servers: Vec<Server>,
+    transports: Vec<Transport>,
     cold_starts: usize,
     nice: Option<i32>,
     build_reps: usize,
+    builds: Vec<BuildKind>,
     build: bool,
     out: Option<PathBuf>,
     positional: Vec<String>,
@@ -68,9 +86,11 @@ impl Options {
             reps: 3,
             concurrency: vec![1, 16],
             servers: Server::ALL.to_vec(),
+            transports: Transport::all(),
             cold_starts: 10,
             nice: None,
             build_reps: 1,
+            builds: BuildKind::ALL.to_vec(),
             build: true,
             out: None,
             positional: Vec::new(),
@@ -94,10 +114,23 @@ impl Options {
                         .map(|s| Server::from_name(s).ok_or(format!("unknown server `{s}`")))
                         .collect::<std::result::Result<_, _>>()?;
                 }
+                "--transports" => {
+                    o.transports = value()?
+                        .split(',')
+                        .map(|t| Transport::from_name(t).ok_or(format!("unknown transport `{t}`")))
+                        .collect::<std::result::Result<_, _>>()?;
+                }
+                "--no-http" => o.transports.retain(|t| !t.is_http()),
                 "--cold-starts" => o.cold_starts = value()?.parse()?,
                 "--nice" => o.nice = Some(value()?.parse()?),
                 "--build-reps" => o.build_reps = value()?.parse()?,
                 "--no-build-cost" => o.build_reps = 0,
+                "--builds" => {
+                    o.builds = value()?
+                        .split(',')
+                        .map(|k| BuildKind::from_name(k).ok_or(format!("unknown build `{k}`")))
+                        .collect::<std::result::Result<_, _>>()?;
+                }
                 "--no-build" => o.build = false,
                 "--out" => o.out = Some(value()?.into()),
                 "-h" | "--help" => o.positional.push("help".into()),
@@ -111,6 +144,9 @@ impl Options {
         }
         if o.calls == 0 || o.reps == 0 || o.concurrency.contains(&0) {
             return Err("--calls, --reps and --concurrency must be positive".into());
+        }
+        if o.transports.is_empty() {
+            return Err("no transport left to measure".into());
         }
         Ok(o)
     }
@@ -142,22 +178,31 @@ fn try_main() -> Result<()> {
         Some("all") => all(&options),
         Some("run") => {
             let name = options.positional.get(1).ok_or("run needs a SERVER")?;
-            let (label, command) = match Server::from_name(name) {
-                Some(server) => (server.name(), server.command(&bin_dir()?)),
-                // Any other stdio server with the same `echo` tool, by path.
-                None if name.contains(std::path::MAIN_SEPARATOR) => (
-                    "program",
-                    ServerCommand {
-                        program: name.into(),
-                        args: options.positional[2..].to_vec(),
-                    },
-                ),
-                None => return Err(format!("unknown server `{name}`").into()),
-            };
+            let server = Server::from_name(name);
+            if server.is_none() && !name.contains(std::path::MAIN_SEPARATOR) {
+                return Err(format!("unknown server `{name}`").into());
+            }
+            if server.is_some() && options.build {
+                build_servers()?;
+            }
             let _niceness = Niceness::set(options.nice)?;
-            for &c in &options.concurrency {
-                let sample = measure(label, &command, Transport::Stdio, &options.plan(c))?;
-                println!("{}", describe(&sample));
+            for &transport in &options.transports {
+                let (label, command) = match server {
+                    Some(server) if transport.is_http() && !server.serves_http() => continue,
+                    Some(server) => (server.name(), server.command(&bin_dir()?, transport)),
+                    // Any other server with the same tools, by path.
+                    None => (
+                        "program",
+                        ServerCommand {
+                            program: name.into(),
+                            args: options.positional[2..].to_vec(),
+                        },
+                    ),
+                };
+                for &c in &options.concurrency {
+                    let sample = measure(label, &command, transport, &options.plan(c))?;
+                    println!("{}", describe(&sample));
+                }
             }
             Ok(())
         }
@@ -182,8 +227,9 @@ fn try_main() -> Result<()> {
     }
 }
 
-/// Every server at every concurrency, interleaved (each repetition runs each server once
-/// per concurrency before the next repetition starts), then the build cost.
+/// Every server over every transport at every concurrency, interleaved (each repetition runs
+/// each server once per transport and concurrency before the next repetition starts), then
+/// the build cost.
 fn all(options: &Options) -> Result<()> {
     if options.build {
         build_servers()?;
@@ -199,26 +245,40 @@ fn all(options: &Options) -> Result<()> {
             warmup: 0,
             ..options.plan(1)
         };
-        Transport::Stdio.run(&server.command(&bin_dir), &plan)?;
+        Transport::Stdio.run(&server.command(&bin_dir, Transport::Stdio), &plan)?;
     }
     let mut samples = Vec::new();
     let mut cold_starts = Vec::new();
-    let total = options.reps * options.concurrency.len() * options.servers.len();
+    // The (transport, server) pairs of a round, in order.
+    let pairs: Vec<(Transport, Server)> = options
+        .transports
+        .iter()
+        .flat_map(|&t| {
+            options
+                .servers
+                .iter()
+                .filter(move |s| !t.is_http() || s.serves_http())
+                .map(move |&s| (t, s))
+        })
+        .collect();
+    let total = options.reps * options.concurrency.len() * pairs.len();
     for rep in 1..=options.reps {
-        for &c in &options.concurrency {
-            for &server in &options.servers {
-                let sample = measure(
-                    server.name(),
-                    &server.command(&bin_dir),
-                    Transport::Stdio,
-                    &options.plan(c),
-                )?;
-                eprintln!(
-                    "[{}/{total}] rep {rep}: {}",
-                    samples.len() + 1,
-                    describe(&sample)
-                );
-                samples.push(sample);
+        for &transport in &options.transports {
+            for &c in &options.concurrency {
+                for &(_, server) in pairs.iter().filter(|(t, _)| *t == transport) {
+                    let sample = measure(
+                        server.name(),
+                        &server.command(&bin_dir, transport),
+                        transport,
+                        &options.plan(c),
+                    )?;
+                    eprintln!(
+                        "[{}/{total}] rep {rep}: {}",
+                        samples.len() + 1,
+                        describe(&sample)
+                    );
+                    samples.push(sample);
+                }
             }
         }
         // Starts alone, interleaved too: the runs give too few for a stable median.
@@ -227,10 +287,11 @@ fn all(options: &Options) -> Result<()> {
             warmup: 0,
             ..options.plan(1)
         };
-        for _ in 0..options.cold_starts {
+        let stdio = options.transports.contains(&Transport::Stdio);
+        for _ in 0..if stdio { options.cold_starts } else { 0 } {
             for &server in &options.servers {
                 let outcome = Transport::Stdio
-                    .run(&server.command(&bin_dir), &only_start)
+                    .run(&server.command(&bin_dir, Transport::Stdio), &only_start)
                     .map_err(|e| format!("{} (cold start): {e}", server.name()))?;
                 cold_starts.push(ColdStart {
                     server: server.name(),
@@ -245,14 +306,7 @@ fn all(options: &Options) -> Result<()> {
     let results = Results {
         date: today(),
         machine: format!("{machine_before} Load average after: {}.", load_average()),
-        workload: format!(
-            "Each run: spawn the server, `initialize` (cold start = spawn → its response), {} \
-             unmeasured `echo` calls, then {} measured ones with every reply checked, then close \
-             its input and wait for it to exit. {} repetitions, servers interleaved; each figure \
-             is the median over the repetitions. Cold starts also count {} extra starts per \
-             server and repetition.",
-            options.warmup, options.calls, options.reps, options.cold_starts
-        ),
+        workload: workload_description(options),
         samples,
         cold_starts,
         builds,
@@ -273,12 +327,65 @@ fn all(options: &Options) -> Result<()> {
     Ok(())
 }
 
+/// What every run did, for the report.
+fn workload_description(options: &Options) -> String {
+    let stdio = options.transports.contains(&Transport::Stdio);
+    let http = options.transports.iter().any(|t| t.is_http());
+    let mut text = format!(
+        "Each run: spawn the server, `initialize` (cold start = spawn → its response), {} \
+         unmeasured calls, then {} measured ones with every reply checked, then {} and wait \
+         for it to exit cleanly.",
+        options.warmup,
+        options.calls,
+        match (stdio, http) {
+            (true, true) => "close its input (stdio) or send SIGTERM (HTTP)",
+            (true, false) => "close its input",
+            _ => "send SIGTERM",
+        }
+    );
+    if http {
+        text.push_str(
+            " Over Streamable HTTP (`--http 127.0.0.1:0`) the calls are spread over as many \
+             keep-alive HTTP/1.1 connections as there are calls in flight, one driver thread and \
+             one call in flight each; in the 2025-11-25 workloads each connection first opens a \
+             session (`initialize`, `notifications/initialized`), in the 2026-07-28 ones every \
+             request stands alone with its `_meta` and headers (cold start = spawn → \
+             `server/discover` answered); `echo + progress` calls `echo_progress` with a \
+             `progressToken` (one progress notification, then the response: an SSE stream); \
+             latency is request written → response body read to its end. Over stdio ours and \
+             rmcp are built without HTTP, over HTTP with it.",
+        );
+    }
+    let _ = write!(
+        text,
+        " {} repetitions, servers and transports interleaved; each figure is the median over \
+         the repetitions.",
+        options.reps
+    );
+    if stdio {
+        let _ = write!(
+            text,
+            " Stdio cold starts also count {} extra starts per server and repetition.",
+            options.cold_starts
+        );
+    }
+    text
+}
+
 fn measure(
     label: &'static str,
     command: &ServerCommand,
     transport: Transport,
     plan: &Plan,
 ) -> Result<Sample> {
+    if !command.program.exists() {
+        return Err(format!(
+            "{} does not exist: run mcp-load through cargo (cargo run --release -p mcp-bench \
+             --bin mcp-load -- …), which builds the servers, or build them as it does",
+            command.program.display()
+        )
+        .into());
+    }
     let outcome = transport
         .run(command, plan)
         .map_err(|e| format!("{label} ({} in flight): {e}", plan.concurrency))?;
@@ -288,6 +395,8 @@ fn measure(
     Ok(Sample {
         server: label,
         transport,
+        bodies: outcome.bodies.describe(),
+        lost_progress: outcome.bodies.lost_progress,
         concurrency: plan.concurrency,
         calls_per_s: plan.calls as f64 / outcome.calls.wall.as_secs_f64(),
         p50_us: us(0.50),
@@ -298,10 +407,15 @@ fn measure(
 }
 
 fn describe(s: &Sample) -> String {
+    let lost = match s.lost_progress {
+        0 => String::new(),
+        n => format!("  {n} calls lost their progress notification"),
+    };
     format!(
-        "{:<12} {} c={:<2} {:>8.0} calls/s  p50 {:>7.1} µs  p99 {:>7.1} µs  cold start {:>6.2} ms  peak RSS {:>5.1} MiB",
+        "{:<12} {:<23} {:<5} c={:<2} {:>8.0} calls/s  p50 {:>7.1} µs  p99 {:>7.1} µs  cold start {:>6.2} ms  peak RSS {:>5.1} MiB{lost}",
         s.server,
         s.transport.name(),
+        s.bodies,
         s.concurrency,
         s.calls_per_s,
         s.p50_us,
@@ -312,23 +426,36 @@ fn describe(s: &Sample) -> String {
 }
 
 fn build_costs(options: &Options) -> Result<Vec<BuildCost>> {
-    if options.build_reps == 0 {
+    if options.build_reps == 0 || options.builds.is_empty() {
         return Ok(Vec::new());
     }
     let work_dir = target_dir()?.join("mcp-bench").join("build-cost");
     eprintln!(
-        "mcp-load: clean release builds under {} ({} per framework)",
+        "mcp-load: builds ({}) under {}, {} of each per framework",
+        options
+            .builds
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", "),
         work_dir.display(),
         options.build_reps
     );
-    build_cost::measure(&cargo(), &work_dir, options.build_reps, &mut |b| {
-        eprintln!(
-            "  {:<5} {:>6.1} s  {:>6.2} MiB",
-            b.framework.name(),
-            b.seconds,
-            b.binary_bytes as f64 / (1024.0 * 1024.0)
-        );
-    })
+    build_cost::measure(
+        &cargo(),
+        &work_dir,
+        &options.builds,
+        options.build_reps,
+        &mut |b| {
+            eprintln!(
+                "  {:<11} {:<5} {:>6.1} s  {:>6.2} MiB",
+                b.kind.name(),
+                b.framework.name(),
+                b.seconds,
+                b.binary_bytes as f64 / (1024.0 * 1024.0)
+            );
+        },
+    )
 }
 
 /// This process's niceness, changed for as long as the value lives. Threads and processes
@@ -391,26 +518,50 @@ fn cargo() -> PathBuf {
 }
 
 /// Builds the server binaries beside this one, when run through cargo (which says so in
-/// `CARGO`); otherwise they must be built already.
+/// `CARGO`); otherwise they must be built already. First ours and rmcp without the `http`
+/// feature, copied into [`run::STDIO_ONLY_DIR`] for the stdio runs, then everything with the
+/// default features (the same target directory keeps both sets of artifacts, so neither
+/// build undoes the other's work).
 fn build_servers() -> Result<()> {
     if std::env::var_os("CARGO").is_none() {
         return Ok(());
     }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    let mut command = Command::new(cargo());
-    command.args(["build", "--release", "--bins", "--manifest-path"]);
-    command.arg(&manifest);
-    if !bin_dir()?.ends_with("release") {
+    let bin_dir = bin_dir()?;
+    if !bin_dir.ends_with("release") {
         return Err(
             "run mcp-load in release mode: cargo run --release -p mcp-bench --bin mcp-load -- all"
                 .into(),
         );
     }
-    let status = command.status()?;
-    if !status.success() {
-        return Err(format!("building the servers failed ({status})").into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let cargo_build = |args: &[&str]| -> Result<()> {
+        let status = Command::new(cargo())
+            .args(["build", "--release", "--manifest-path"])
+            .arg(&manifest)
+            .args(args)
+            .status()?;
+        if !status.success() {
+            return Err(format!("building the servers failed ({status})").into());
+        }
+        Ok(())
+    };
+    let stdio_only = ["bench-server", "rmcp-server"];
+    let mut args = vec!["--no-default-features"];
+    for binary in stdio_only {
+        args.extend(["--bin", binary]);
     }
-    Ok(())
+    cargo_build(&args)?;
+    let stdio_dir = bin_dir.join(run::STDIO_ONLY_DIR);
+    std::fs::create_dir_all(&stdio_dir)?;
+    for binary in stdio_only {
+        let name = format!("{binary}{}", std::env::consts::EXE_SUFFIX);
+        // Copied, not linked: the next build replaces the original.
+        let to = stdio_dir.join(&name);
+        let _ = std::fs::remove_file(&to);
+        std::fs::copy(bin_dir.join(&name), &to)
+            .map_err(|e| format!("copying {name} to {}: {e}", stdio_dir.display()))?;
+    }
+    cargo_build(&["--bins"])
 }
 
 /// The directory of this executable, where cargo puts the server binaries too.
@@ -489,13 +640,15 @@ fn load_average() -> String {
 
 fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
     let mut out = String::from(
-        "kind,server,transport,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,build_s,binary_bytes\n",
+        "kind,server,transport,bodies,lost_progress,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,build_s,binary_bytes\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "run,{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},,\n",
+            "run,{},{},{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},,\n",
             s.server,
             s.transport.name(),
+            s.bodies,
+            s.lost_progress,
             s.concurrency,
             s.calls_per_s,
             s.p50_us,
@@ -506,7 +659,8 @@ fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
     }
     for b in builds {
         out.push_str(&format!(
-            "build,{},,,,,,,,{:.2},{}\n",
+            "build-{},{},,,,,,,,,,{:.2},{}\n",
+            b.kind.name(),
             b.framework.name(),
             b.seconds,
             b.binary_bytes

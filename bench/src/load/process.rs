@@ -102,6 +102,19 @@ impl ServerProcess {
         self.peak_kib.fetch_max(now, Ordering::Relaxed).max(now)
     }
 
+    /// Asks the process to stop with SIGTERM, as a service manager does (the HTTP servers
+    /// then finish what is in flight and exit).
+    pub fn terminate(&self) -> Result<()> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.pid.to_string()])
+            .status()
+            .map_err(|e| format!("cannot run kill: {e}"))?;
+        if !status.success() {
+            return Err(format!("kill -TERM {} failed ({status})", self.pid).into());
+        }
+        Ok(())
+    }
+
     /// Waits for the process to exit (after its input was closed), killing it after `grace`.
     pub fn wait(mut self, grace: Duration) -> Result<ExitStatus> {
         let started = Instant::now();
@@ -114,7 +127,8 @@ impl ServerProcess {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(
-                    "the server did not exit within {grace:?} of its input closing"
+                    "the server did not exit within {grace:?} of being told to (its input \
+                     closed, or SIGTERM)"
                 )
                 .into());
             }

@@ -1,10 +1,11 @@
-//! The Markdown report: medians per server and concurrency, cold starts, ratios of ours to
-//! each peer, the build cost, and each target of the benchmark issue with whether it is met.
+//! The Markdown report: medians per server, transport and concurrency, cold starts, ratios of
+//! ours to each peer, the build cost, and each target of the benchmark issue with whether it
+//! is met.
 
 use std::fmt::Write as _;
 
-use crate::build_cost::{BuildCost, Framework};
-use crate::run::{Server, Transport};
+use crate::build_cost::{BuildCost, BuildKind, Framework};
+use crate::run::{Call, HttpWorkload, Server, Transport};
 use crate::stats::median;
 
 /// The summary of one run.
@@ -12,6 +13,10 @@ pub struct Sample {
     /// The server's name ([`Server::name`] in `all`).
     pub server: &'static str,
     pub transport: Transport,
+    /// How the responses came over HTTP ("JSON", "SSE", "mixed"; "–" for stdio).
+    pub bodies: &'static str,
+    /// Calls that asked for progress and were answered without their notification.
+    pub lost_progress: usize,
     pub concurrency: usize,
     pub calls_per_s: f64,
     pub p50_us: f64,
@@ -78,10 +83,15 @@ impl Results {
         c
     }
 
-    fn servers(&self) -> Vec<Server> {
+    /// The servers measured over stdio (`http` false) or over HTTP, in order.
+    fn servers(&self, http: bool) -> Vec<Server> {
         Server::ALL
             .into_iter()
-            .filter(|&server| self.samples.iter().any(|s| s.server == server.name()))
+            .filter(|&server| {
+                self.samples
+                    .iter()
+                    .any(|s| s.transport.is_http() == http && s.server == server.name())
+            })
             .collect()
     }
 
@@ -105,18 +115,18 @@ impl Results {
         )
     }
 
-    /// The median cold start of one server, over its measured runs and its extra starts, and
-    /// how many starts that is.
-    fn cold_start(&self, transport: Transport, server: Server) -> (Option<f64>, usize) {
+    /// The median cold start of one server over stdio or over HTTP (every HTTP workload
+    /// together), over its measured runs and its extra starts, and how many starts that is.
+    fn cold_start(&self, http: bool, server: Server) -> (Option<f64>, usize) {
         let starts: Vec<f64> = self
             .samples
             .iter()
-            .filter(|s| s.transport == transport && s.server == server.name())
+            .filter(|s| s.transport.is_http() == http && s.server == server.name())
             .map(|s| s.cold_start_ms)
             .chain(
                 self.cold_starts
                     .iter()
-                    .filter(|c| c.transport == transport && c.server == server.name())
+                    .filter(|c| c.transport.is_http() == http && c.server == server.name())
                     .map(|c| c.ms),
             )
             .collect();
@@ -124,13 +134,48 @@ impl Results {
         (median(starts), n)
     }
 
-    fn build_median(&self, framework: Framework, f: impl Fn(&BuildCost) -> f64) -> Option<f64> {
+    fn build_median(
+        &self,
+        kind: BuildKind,
+        framework: Framework,
+        f: impl Fn(&BuildCost) -> f64,
+    ) -> Option<f64> {
         median(
             self.builds
                 .iter()
-                .filter(|b| b.framework == framework)
+                .filter(|b| b.kind == kind && b.framework == framework)
                 .map(f),
         )
+    }
+
+    /// The HTTP workloads measured, in order.
+    fn http_workloads(&self) -> Vec<HttpWorkload> {
+        self.transports()
+            .into_iter()
+            .filter_map(|t| match t {
+                Transport::Http(w) => Some(w),
+                Transport::Stdio => None,
+            })
+            .collect()
+    }
+
+    /// How the responses of one server's runs came ("JSON", "SSE", or each seen, joined).
+    fn bodies(&self, transport: Transport, server: Server, concurrency: usize) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for s in &self.samples {
+            if s.transport == transport
+                && s.server == server.name()
+                && s.concurrency == concurrency
+                && !seen.contains(&s.bodies)
+            {
+                seen.push(s.bodies);
+            }
+        }
+        if seen.is_empty() {
+            "–".into()
+        } else {
+            seen.join(", ")
+        }
     }
 
     pub fn to_markdown(&self) -> String {
@@ -141,9 +186,13 @@ impl Results {
                 let _ = writeln!(md, "{line}\n");
             }
         }
-        for transport in self.transports() {
-            self.write_medians(&mut md, transport);
-            self.write_ratios(&mut md, transport);
+        if self.transports().contains(&Transport::Stdio) {
+            self.write_medians(&mut md, Transport::Stdio);
+            self.write_ratios(&mut md, Transport::Stdio);
+        }
+        if !self.http_workloads().is_empty() {
+            self.write_http_medians(&mut md);
+            self.write_http_ratios(&mut md);
         }
         self.write_builds(&mut md);
         self.write_targets(&mut md);
@@ -155,7 +204,7 @@ impl Results {
         md.push_str("| server | in flight | calls/s | p50 µs | p99 µs | peak RSS MiB |\n");
         md.push_str("|---|---:|---:|---:|---:|---:|\n");
         for c in self.concurrencies() {
-            for server in self.servers() {
+            for server in self.servers(transport.is_http()) {
                 let m = |measure| self.median(measure, transport, server, Some(c));
                 let _ = writeln!(
                     md,
@@ -169,15 +218,15 @@ impl Results {
             }
         }
         md.push_str("\n| server | cold start ms | starts |\n|---|---:|---:|\n");
-        for server in self.servers() {
-            let (ms, n) = self.cold_start(transport, server);
+        for server in self.servers(transport.is_http()) {
+            let (ms, n) = self.cold_start(transport.is_http(), server);
             let _ = writeln!(md, "| {} | {} | {n} |", server.name(), fmt(ms, 2));
         }
         md.push('\n');
     }
 
     fn write_ratios(&self, md: &mut String, transport: Transport) {
-        let servers = self.servers();
+        let servers = self.servers(transport.is_http());
         let peers: Vec<Server> = servers
             .iter()
             .copied()
@@ -191,13 +240,6 @@ impl Results {
             "#### {}: ours ÷ peer (calls/s: higher is better for ours; the rest: lower is)\n",
             transport.name()
         );
-        md.push_str("| measure |");
-        for peer in &peers {
-            let _ = write!(md, " ours ÷ {} |", peer.name());
-        }
-        md.push_str("\n|---|");
-        md.push_str(&"---:|".repeat(peers.len()));
-        md.push('\n');
         let per_run = |measure: Measure, c: usize| -> Figure<'_> {
             Box::new(move |server| self.median(measure, transport, server, Some(c)))
         };
@@ -218,7 +260,7 @@ impl Results {
         }
         rows.push((
             "cold start".into(),
-            Box::new(move |server| self.cold_start(transport, server).0),
+            Box::new(move |server| self.cold_start(transport.is_http(), server).0),
         ));
         for c in self.concurrencies() {
             rows.push((
@@ -226,35 +268,148 @@ impl Results {
                 per_run(Measure::PeakRss, c),
             ));
         }
-        for (label, figure) in rows {
-            let _ = write!(md, "| {label} |");
-            for &peer in &peers {
-                let _ = write!(
-                    md,
-                    " {} |",
-                    fmt(ratio(figure(Server::Ours), figure(peer)), 2)
-                );
+        write_ratio_rows(md, &peers, rows);
+    }
+
+    fn write_http_medians(&self, md: &mut String) {
+        md.push_str("#### Streamable HTTP: medians\n\n");
+        md.push_str(
+            "| workload | server | in flight | responses | calls/s | p50 µs | p99 µs | peak RSS MiB \
+             | progress lost |\n",
+        );
+        md.push_str("|---|---|---:|---|---:|---:|---:|---:|---:|\n");
+        for workload in self.http_workloads() {
+            let transport = Transport::Http(workload);
+            for c in self.concurrencies() {
+                for server in self.servers(true) {
+                    let m = |measure| self.median(measure, transport, server, Some(c));
+                    if m(Measure::CallsPerS).is_none() {
+                        continue;
+                    }
+                    let lost: usize = self
+                        .samples
+                        .iter()
+                        .filter(|s| {
+                            s.transport == transport
+                                && s.server == server.name()
+                                && s.concurrency == c
+                        })
+                        .map(|s| s.lost_progress)
+                        .sum();
+                    let lost = match (workload.call, lost) {
+                        (Call::Echo, _) => "–".to_owned(),
+                        (_, 0) => "0".to_owned(),
+                        (_, n) => format!("**{n}**"),
+                    };
+                    let _ = writeln!(
+                        md,
+                        "| {} | {} | {c} | {} | {} | {} | {} | {} | {lost} |",
+                        workload.label(),
+                        server.name(),
+                        self.bodies(transport, server, c),
+                        fmt(m(Measure::CallsPerS), 0),
+                        fmt(m(Measure::P50), 1),
+                        fmt(m(Measure::P99), 1),
+                        fmt(m(Measure::PeakRss), 1),
+                    );
+                }
             }
-            md.push('\n');
+        }
+        md.push_str(
+            "\n| server | HTTP cold start ms (spawn → listening → first response) | starts |\n\
+             |---|---:|---:|\n",
+        );
+        for server in self.servers(true) {
+            let (ms, n) = self.cold_start(true, server);
+            let _ = writeln!(md, "| {} | {} | {n} |", server.name(), fmt(ms, 2));
         }
         md.push('\n');
+    }
+
+    fn write_http_ratios(&self, md: &mut String) {
+        let servers = self.servers(true);
+        let peers: Vec<Server> = servers
+            .iter()
+            .copied()
+            .filter(|&s| s != Server::Ours)
+            .collect();
+        if peers.is_empty() || !servers.contains(&Server::Ours) {
+            return;
+        }
+        md.push_str(
+            "#### Streamable HTTP: ours ÷ peer (calls/s: higher is better for ours; the rest: \
+             lower is)\n\n",
+        );
+        let per_run = |measure: Measure, transport: Transport, c: usize| -> Figure<'_> {
+            Box::new(move |server| self.median(measure, transport, server, Some(c)))
+        };
+        let mut rows: Vec<(String, Figure<'_>)> = Vec::new();
+        for workload in self.http_workloads() {
+            let t = Transport::Http(workload);
+            let label = workload.label();
+            for c in self.concurrencies() {
+                rows.push((
+                    format!("{label}: calls/s, {c} in flight"),
+                    per_run(Measure::CallsPerS, t, c),
+                ));
+                rows.push((
+                    format!("{label}: p50 latency, {c} in flight"),
+                    per_run(Measure::P50, t, c),
+                ));
+                rows.push((
+                    format!("{label}: p99 latency, {c} in flight"),
+                    per_run(Measure::P99, t, c),
+                ));
+            }
+        }
+        rows.push((
+            "cold start".into(),
+            Box::new(move |server| self.cold_start(true, server).0),
+        ));
+        if let Some(&c) = self.concurrencies().last() {
+            for workload in self.http_workloads() {
+                rows.push((
+                    format!("{}: peak RSS, {c} in flight", workload.label()),
+                    per_run(Measure::PeakRss, Transport::Http(workload), c),
+                ));
+            }
+        }
+        write_ratio_rows(md, &peers, rows);
     }
 
     fn write_builds(&self, md: &mut String) {
         if self.builds.is_empty() {
             return;
         }
-        md.push_str("#### Clean release build of the stdio echo/add server\n\n");
-        md.push_str("| framework | build s | binary MiB |\n|---|---:|---:|\n");
-        for framework in Framework::ALL {
-            let seconds = self.build_median(framework, |b| b.seconds);
-            let mib = self.build_median(framework, |b| b.binary_bytes as f64 / MIB);
+        md.push_str("#### Build cost\n\n");
+        md.push_str(
+            "| build | ours s | rmcp s | ours ÷ rmcp | ours MiB | rmcp MiB | ours ÷ rmcp | builds |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for kind in BuildKind::ALL {
+            let n = self.builds.iter().filter(|b| b.kind == kind).count();
+            if n == 0 {
+                continue;
+            }
+            let seconds = |f| self.build_median(kind, f, |b| b.seconds);
+            let mib = |f| self.build_median(kind, f, |b| b.binary_bytes as f64 / MIB);
+            let (ours_mib, rmcp_mib, size_ratio) = if kind == BuildKind::Incremental {
+                // A dev-profile binary's size says little.
+                ("–".into(), "–".into(), "–".into())
+            } else {
+                (
+                    fmt(mib(Framework::Ours), 2),
+                    fmt(mib(Framework::Rmcp), 2),
+                    fmt(ratio(mib(Framework::Ours), mib(Framework::Rmcp)), 2),
+                )
+            };
             let _ = writeln!(
                 md,
-                "| {} | {} | {} |",
-                framework.name(),
-                fmt(seconds, 1),
-                fmt(mib, 2)
+                "| {} | {} | {} | {} | {ours_mib} | {rmcp_mib} | {size_ratio} | {n} |",
+                kind.label(),
+                fmt(seconds(Framework::Ours), 1),
+                fmt(seconds(Framework::Rmcp), 1),
+                fmt(ratio(seconds(Framework::Ours), seconds(Framework::Rmcp)), 2),
             );
         }
         md.push('\n');
@@ -265,11 +420,11 @@ impl Results {
         let calls = |server, c| self.median(Measure::CallsPerS, stdio, server, Some(c));
         let highest = self.concurrencies().last().copied();
         let rss = |server| self.median(Measure::PeakRss, stdio, server, highest);
-        let start = |server| self.cold_start(stdio, server).0;
+        let start = |server| self.cold_start(false, server).0;
         let build = |f: fn(&BuildCost) -> f64| {
             ratio(
-                self.build_median(Framework::Ours, f),
-                self.build_median(Framework::Rmcp, f),
+                self.build_median(BuildKind::Stdio, Framework::Ours, f),
+                self.build_median(BuildKind::Stdio, Framework::Rmcp, f),
             )
         };
         let targets: [(&str, Option<f64>, Goal); 6] = [
@@ -346,6 +501,29 @@ impl std::fmt::Display for Goal {
             Goal::AtMost(g) => write!(f, "≤ {g}"),
         }
     }
+}
+
+/// One row per measure, one column per peer: ours ÷ that peer.
+fn write_ratio_rows(md: &mut String, peers: &[Server], rows: Vec<(String, Figure<'_>)>) {
+    md.push_str("| measure |");
+    for peer in peers {
+        let _ = write!(md, " ours ÷ {} |", peer.name());
+    }
+    md.push_str("\n|---|");
+    md.push_str(&"---:|".repeat(peers.len()));
+    md.push('\n');
+    for (label, figure) in rows {
+        let _ = write!(md, "| {label} |");
+        for &peer in peers {
+            let _ = write!(
+                md,
+                " {} |",
+                fmt(ratio(figure(Server::Ours), figure(peer)), 2)
+            );
+        }
+        md.push('\n');
+    }
+    md.push('\n');
 }
 
 /// The lower of two measurements, or the one there is.

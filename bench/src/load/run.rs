@@ -7,25 +7,110 @@ use std::time::Duration;
 use crate::Result;
 use crate::process::ServerCommand;
 
-/// How the driver reaches a server. Only stdio exists; Streamable HTTP will be a second
-/// variant with its own module beside `stdio.rs` (spawn the server with `--http ADDR`, time
-/// spawn → `initialize` response, then `concurrency` connections each keeping one call in
-/// flight), reusing the workload, the process handling and the statistics unchanged.
+/// How the driver reaches a server, and (over HTTP) what kind of exchange it measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
+    /// Newline-delimited JSON on the server's standard streams.
     Stdio,
+    /// Streamable HTTP: the server is started with `--http 127.0.0.1:0`, and each of the
+    /// `concurrency` keep-alive connections keeps one call in flight.
+    Http(HttpWorkload),
+}
+
+/// One kind of Streamable HTTP exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HttpWorkload {
+    pub era: Era,
+    pub call: Call,
+}
+
+/// How an HTTP client opens the conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Era {
+    /// Protocol 2025-11-25: each connection sends `initialize` and
+    /// `notifications/initialized` once, then every request carries the `Mcp-Session-Id` the
+    /// server gave it (when it gave one) and `MCP-Protocol-Version`.
+    Session,
+    /// Protocol 2026-07-28: no handshake; every request carries the version, client info and
+    /// capabilities in `_meta` and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`
+    /// headers.
+    Stateless,
+}
+
+/// Which tool each measured call calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// `echo`: the response alone, which a server can send as plain JSON.
+    Echo,
+    /// `echo_progress` with a `progressToken`: one progress notification, then the response,
+    /// which must come as an SSE stream.
+    Progress,
+}
+
+impl HttpWorkload {
+    pub const ALL: [HttpWorkload; 4] = [
+        HttpWorkload {
+            era: Era::Session,
+            call: Call::Echo,
+        },
+        HttpWorkload {
+            era: Era::Session,
+            call: Call::Progress,
+        },
+        HttpWorkload {
+            era: Era::Stateless,
+            call: Call::Echo,
+        },
+        HttpWorkload {
+            era: Era::Stateless,
+            call: Call::Progress,
+        },
+    ];
+
+    /// How the report describes it.
+    pub fn label(self) -> &'static str {
+        match (self.era, self.call) {
+            (Era::Session, Call::Echo) => "2025-11-25 session, echo",
+            (Era::Session, Call::Progress) => "2025-11-25 session, echo + progress",
+            (Era::Stateless, Call::Echo) => "2026-07-28 stateless, echo",
+            (Era::Stateless, Call::Progress) => "2026-07-28 stateless, echo + progress",
+        }
+    }
 }
 
 impl Transport {
+    /// Every transport and HTTP workload, in the order each round runs them.
+    pub fn all() -> Vec<Transport> {
+        std::iter::once(Transport::Stdio)
+            .chain(HttpWorkload::ALL.map(Transport::Http))
+            .collect()
+    }
+
+    /// The name used on the command line and in the raw numbers.
     pub fn name(self) -> &'static str {
         match self {
             Transport::Stdio => "stdio",
+            Transport::Http(w) => match (w.era, w.call) {
+                (Era::Session, Call::Echo) => "http-session-echo",
+                (Era::Session, Call::Progress) => "http-session-progress",
+                (Era::Stateless, Call::Echo) => "http-stateless-echo",
+                (Era::Stateless, Call::Progress) => "http-stateless-progress",
+            },
         }
+    }
+
+    pub fn from_name(name: &str) -> Option<Transport> {
+        Transport::all().into_iter().find(|t| t.name() == name)
+    }
+
+    pub fn is_http(self) -> bool {
+        matches!(self, Transport::Http(_))
     }
 
     pub fn run(self, server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
         match self {
             Transport::Stdio => crate::stdio::run(server, plan),
+            Transport::Http(workload) => crate::http::run(server, plan, workload),
         }
     }
 }
@@ -53,11 +138,36 @@ pub struct CallTimes {
 
 /// What one run measured.
 pub struct RunOutcome {
-    /// From spawning the process to reading its `initialize` response.
+    /// From spawning the process to reading its response to the first request (`initialize`,
+    /// or over HTTP in the stateless era `server/discover`).
     pub cold_start: Duration,
     pub calls: CallTimes,
-    /// The server's peak resident set size (`VmHWM`) before its input was closed.
+    /// The server's peak resident set size (`VmHWM`) before its input was closed (or, over
+    /// HTTP, before it was told to stop).
     pub peak_rss_kib: u64,
+    /// Over HTTP, how the measured calls' responses came: plain JSON or SSE streams.
+    pub bodies: Bodies,
+}
+
+/// How many responses came as plain JSON and how many as SSE streams, and how many calls
+/// that asked for progress got a correct response without their progress notification.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bodies {
+    pub json: usize,
+    pub sse: usize,
+    pub lost_progress: usize,
+}
+
+impl Bodies {
+    /// "JSON", "SSE", "mixed", or "–" when there were none (stdio).
+    pub fn describe(self) -> &'static str {
+        match (self.json, self.sse) {
+            (0, 0) => "–",
+            (_, 0) => "JSON",
+            (0, _) => "SSE",
+            _ => "mixed",
+        }
+    }
 }
 
 /// The servers under test, in the order each round runs them.
@@ -94,17 +204,34 @@ impl Server {
         Server::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// How to start this server from the directory holding the benchmark binaries.
-    pub fn command(self, bin_dir: &Path) -> ServerCommand {
+    /// Whether the server speaks Streamable HTTP (`--http ADDR`): all but the ceiling.
+    pub fn serves_http(self) -> bool {
+        self != Server::Ceiling
+    }
+
+    /// How to start this server over `transport` from the directory holding the benchmark
+    /// binaries. Over stdio, ours and rmcp are the builds without HTTP that `mcp-load` puts
+    /// in [`STDIO_ONLY_DIR`] (a stdio server is built without HTTP, and mcp-runtime's `http`
+    /// feature also changes its scheduler); over HTTP, the default builds beside it.
+    pub fn command(self, bin_dir: &Path, transport: Transport) -> ServerCommand {
         let (binary, args): (&str, &[&str]) = match self {
             Server::Ours => ("bench-server", &[]),
             Server::Ceiling => ("ceiling-server", &[]),
             Server::RmcpDefault => ("rmcp-server", &[]),
             Server::RmcpFast => ("rmcp-server", &["--fast"]),
         };
+        let dir = if transport == Transport::Stdio && self != Server::Ceiling {
+            bin_dir.join(STDIO_ONLY_DIR)
+        } else {
+            bin_dir.to_path_buf()
+        };
         ServerCommand {
-            program: bin_dir.join(format!("{binary}{}", std::env::consts::EXE_SUFFIX)),
+            program: dir.join(format!("{binary}{}", std::env::consts::EXE_SUFFIX)),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
         }
     }
 }
+
+/// The directory, beside the benchmark binaries, of `bench-server` and `rmcp-server` built
+/// without the `http` feature.
+pub const STDIO_ONLY_DIR: &str = "stdio-only";

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::Result;
 use crate::process::{ServerCommand, ServerProcess, describe_exit};
-use crate::run::{CallTimes, Plan, RunOutcome};
+use crate::run::{Bodies, CallTimes, Plan, RunOutcome};
 use crate::workload::{self, Reply};
 
 const PIPE_BUFFER_BYTES: usize = 64 * 1024;
@@ -75,6 +75,7 @@ pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
         cold_start,
         calls,
         peak_rss_kib,
+        bodies: Bodies::default(),
     })
 }
 
@@ -151,7 +152,7 @@ fn read_replies(
         let received = nanos_since(epoch);
         let id = match workload::check_echo_reply(&line, &mut scratch)? {
             Reply::Answer(id) => id,
-            Reply::Other => continue,
+            Reply::Progress(_) | Reply::Other => continue,
         };
         let index = id
             .checked_sub(first_id)

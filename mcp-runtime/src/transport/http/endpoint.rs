@@ -326,6 +326,20 @@ pub(super) async fn post(
                 finished = &mut done => First::Finished(finished),
                 () = close.cancelled() => First::Message(None),
             };
+            // On another thread the handler may have sent a message and finished between
+            // the two looks above: then it is a stream after all, ending with the response.
+            let first = match first {
+                First::Finished(Ok(response)) => match frames.try_recv() {
+                    Some(frame) => {
+                        let (finished, rx) = oneshot::channel();
+                        let _ = finished.send(response);
+                        done = rx;
+                        First::Message(Some(frame))
+                    }
+                    None => First::Finished(Ok(response)),
+                },
+                other => other,
+            };
             if let First::Finished(_) = first {
                 abandon.disarm();
             }
@@ -511,29 +525,35 @@ fn stream_response(
         let server = state.server.clone();
         let appended = Arc::clone(&store);
         let into = stream.clone();
+        // Appended in order, one at a time: a store over the network answers each append.
         let append = move |frame: Vec<u8>| {
-            if !frame.is_empty() {
-                server.trace_out(&frame);
-                appended.append(&into, frame);
+            let store = Arc::clone(&appended);
+            let into = into.clone();
+            let server = server.clone();
+            async move {
+                if !frame.is_empty() {
+                    server.trace_out(&frame);
+                    store.append(&into, frame).await;
+                }
             }
         };
         state.tasks.spawn(async move {
             if let Some(frame) = first {
-                append(frame);
+                append(frame).await;
             }
             loop {
                 tokio::select! {
                     biased;
                     // A closed channel (the handler's context is gone) disables this arm.
-                    Some(frame) = frames.recv() => append(frame),
+                    Some(frame) = frames.recv() => append(frame).await,
                     finished = &mut done => {
                         while let Some(frame) = frames.try_recv() {
-                            append(frame);
+                            append(frame).await;
                         }
                         if let Ok(Some(frame)) = finished {
-                            append(frame);
+                            append(frame).await;
                         }
-                        store.complete(&stream_id);
+                        store.complete(&stream_id).await;
                         return;
                     }
                 }
@@ -594,7 +614,7 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
         },
         None => {
             let stream = http_session.standalone.clone();
-            let last = store.last(&stream);
+            let last = store.last(&stream).await;
             (stream, last)
         }
     };

@@ -28,26 +28,44 @@ pub struct StreamRead {
     pub known: bool,
 }
 
+/// The future an [`EventStore`] method returns.
+pub type EventFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// Where the events of SSE streams are kept for replay. Implement it over shared storage to
 /// let a client resume on another replica; [`InMemoryEventStore`] keeps them in this process.
+///
+/// A store that cannot be reached answers `append` with 0 (the event is lost, and logged)
+/// and `read_after` with an unknown stream, which ends the reader's response.
 pub trait EventStore: Send + Sync + 'static {
     /// Appends a message to a stream and returns its sequence number (1, 2, …).
-    fn append(&self, stream: &str, frame: Frame) -> u64;
+    fn append<'a>(&'a self, stream: &'a str, frame: Frame) -> EventFuture<'a, u64>;
+
+    /// Appends a message unless one with the same `key` was appended to the stream before
+    /// (a notification that several replicas deliver, which must arrive once). In one
+    /// process every message is appended once anyway.
+    fn append_once<'a>(
+        &'a self,
+        stream: &'a str,
+        key: &'a str,
+        frame: Frame,
+    ) -> EventFuture<'a, u64> {
+        let _ = key;
+        self.append(stream, frame)
+    }
 
     /// Marks a stream complete.
-    fn complete(&self, stream: &str);
+    fn complete<'a>(&'a self, stream: &'a str) -> EventFuture<'a, ()>;
 
     /// The events of `stream` after sequence number `after`, waiting until there is at least
     /// one or the stream is complete.
-    fn read_after<'a>(
-        &'a self,
-        stream: &'a str,
-        after: u64,
-    ) -> Pin<Box<dyn Future<Output = StreamRead> + Send + 'a>>;
+    fn read_after<'a>(&'a self, stream: &'a str, after: u64) -> EventFuture<'a, StreamRead>;
 
     /// The sequence number of the last event of a stream (0 when it has none).
-    fn last(&self, stream: &str) -> u64;
+    fn last<'a>(&'a self, stream: &'a str) -> EventFuture<'a, u64>;
 }
+
+/// How often complete streams past their retention are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// An [`EventStore`] in this process's memory: each stream keeps its latest `capacity`
 /// events, and complete streams are forgotten after `retention`.
@@ -55,6 +73,9 @@ pub struct InMemoryEventStore {
     streams: Mutex<HashMap<String, StreamLog>>,
     capacity: usize,
     retention: Duration,
+    /// When complete streams past their retention were last dropped: once a second at
+    /// most, not at every event.
+    swept: Mutex<Instant>,
 }
 
 struct StreamLog {
@@ -90,6 +111,7 @@ impl InMemoryEventStore {
             streams: Mutex::new(HashMap::new()),
             capacity: capacity.max(1),
             retention,
+            swept: Mutex::new(Instant::now()),
         }
     }
 
@@ -104,10 +126,36 @@ impl InMemoryEventStore {
 }
 
 impl EventStore for InMemoryEventStore {
-    fn append(&self, stream: &str, frame: Frame) -> u64 {
+    fn append<'a>(&'a self, stream: &'a str, frame: Frame) -> EventFuture<'a, u64> {
+        let seq = self.append_now(stream, frame);
+        Box::pin(async move { seq })
+    }
+
+    fn complete<'a>(&'a self, stream: &'a str) -> EventFuture<'a, ()> {
+        self.complete_now(stream);
+        Box::pin(async {})
+    }
+
+    fn read_after<'a>(&'a self, stream: &'a str, after: u64) -> EventFuture<'a, StreamRead> {
+        Box::pin(self.wait_after(stream, after))
+    }
+
+    fn last<'a>(&'a self, stream: &'a str) -> EventFuture<'a, u64> {
+        let last = self.last_now(stream);
+        Box::pin(async move { last })
+    }
+}
+
+impl InMemoryEventStore {
+    fn append_now(&self, stream: &str, frame: Frame) -> u64 {
         let mut streams = self.streams();
         let retention = self.retention;
-        streams.retain(|_, log| !(log.complete && log.touched.elapsed() > retention));
+        let mut swept = self.swept.lock().unwrap_or_else(|p| p.into_inner());
+        if swept.elapsed() >= SWEEP_EVERY {
+            streams.retain(|_, log| !(log.complete && log.touched.elapsed() > retention));
+            *swept = Instant::now();
+        }
+        drop(swept);
         let log = streams
             .entry(stream.to_owned())
             .or_insert_with(StreamLog::new);
@@ -122,7 +170,7 @@ impl EventStore for InMemoryEventStore {
         seq
     }
 
-    fn complete(&self, stream: &str) {
+    fn complete_now(&self, stream: &str) {
         let mut streams = self.streams();
         let log = streams
             .entry(stream.to_owned())
@@ -132,12 +180,8 @@ impl EventStore for InMemoryEventStore {
         log.changed.notify_waiters();
     }
 
-    fn read_after<'a>(
-        &'a self,
-        stream: &'a str,
-        after: u64,
-    ) -> Pin<Box<dyn Future<Output = StreamRead> + Send + 'a>> {
-        Box::pin(async move {
+    async fn wait_after(&self, stream: &str, after: u64) -> StreamRead {
+        {
             loop {
                 let changed = {
                     let mut streams = self.streams();
@@ -163,20 +207,18 @@ impl EventStore for InMemoryEventStore {
                 tokio::pin!(notified);
                 notified.as_mut().enable();
                 // Re-check: an append between unlocking and `enable` would be missed.
-                if self.last(stream) > after || self.is_complete(stream) {
+                if self.last_now(stream) > after || self.is_complete(stream) {
                     continue;
                 }
                 notified.await;
             }
-        })
+        }
     }
 
-    fn last(&self, stream: &str) -> u64 {
+    fn last_now(&self, stream: &str) -> u64 {
         self.streams().get(stream).map_or(0, |log| log.next - 1)
     }
-}
 
-impl InMemoryEventStore {
     fn is_complete(&self, stream: &str) -> bool {
         self.streams().get(stream).is_some_and(|log| log.complete)
     }
@@ -267,7 +309,7 @@ pub(crate) fn sse_response(
                 }
                 cursor = seq;
             }
-            if read.complete && store.last(&stream) <= cursor {
+            if !read.known || (read.complete && store.last(&stream).await <= cursor) {
                 return;
             }
         }
@@ -316,12 +358,12 @@ mod tests {
     #[tokio::test]
     async fn a_reader_gets_every_event_after_its_position_once() {
         let store = InMemoryEventStore::default();
-        store.append("s", b"one".to_vec());
-        store.append("s", b"two".to_vec());
+        store.append("s", b"one".to_vec()).await;
+        store.append("s", b"two".to_vec()).await;
         let read = store.read_after("s", 1).await;
         assert_eq!(read.events, vec![(2, b"two".to_vec())]);
         assert!(!read.complete);
-        store.complete("s");
+        store.complete("s").await;
         let read = store.read_after("s", 2).await;
         assert!(read.events.is_empty() && read.complete);
     }
@@ -334,7 +376,7 @@ mod tests {
             tokio::spawn(async move { store.read_after("s", 0).await.events })
         };
         tokio::task::yield_now().await;
-        store.append("s", b"x".to_vec());
+        store.append("s", b"x".to_vec()).await;
         assert_eq!(reader.await.unwrap(), vec![(1, b"x".to_vec())]);
     }
 

@@ -8,6 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
@@ -27,12 +28,46 @@ fn name_field(method: &str) -> Option<&'static str> {
     }
 }
 
+/// What the headers are compared with, borrowed from the body; the arguments are read only
+/// for a tool that mirrors some of them.
 #[derive(Deserialize)]
 struct Named<'a> {
     #[serde(borrow, default)]
     method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    params: Option<serde_json::Map<String, Value>>,
+    #[serde(borrow, default)]
+    params: Option<NamedParams<'a>>,
+}
+
+#[derive(Deserialize)]
+struct NamedParams<'a> {
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<NamedMeta>,
+}
+
+#[derive(Deserialize)]
+struct NamedMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    protocol_version: Option<Value>,
+}
+
+impl NamedParams<'_> {
+    /// The body field a method's `Mcp-Name` mirrors, when it is a string.
+    fn name_of(&self, field: &str) -> Option<String> {
+        let raw = match field {
+            "name" => self.name,
+            "uri" => self.uri,
+            _ => self.task_id,
+        }?;
+        serde_json::from_str::<String>(raw.get()).ok()
+    }
 }
 
 /// Whether a POST belongs to the stateless era — its `_meta` or its `MCP-Protocol-Version`
@@ -59,13 +94,14 @@ pub(super) fn check_modern(
 fn check(
     headers: &HeaderMap,
     method: Option<&str>,
-    params: Option<&serde_json::Map<String, Value>>,
+    params: Option<&NamedParams<'_>>,
     server: &Server,
 ) -> Result<(), String> {
     compare("Mcp-Method", header_text(headers, "mcp-method"), method)?;
     let name = method
         .and_then(name_field)
-        .and_then(|field| params?.get(field)?.as_str());
+        .and_then(|field| params?.name_of(field));
+    let name = name.as_deref();
     let sent_name = match header_text(headers, "mcp-name") {
         Some(sent) => Some(decode(sent).map_err(|p| format!("header mismatch: Mcp-Name {p}"))?),
         None => None,
@@ -74,8 +110,8 @@ fn check(
     // The body's `_meta` version is compared before it is judged supported, so a
     // disagreement is a mismatch whatever the versions are.
     let body_version = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_VERSION_KEY))
+        .and_then(|p| p.meta.as_ref())
+        .and_then(|m| m.protocol_version.as_ref())
         .and_then(Value::as_str);
     if let (Some(sent), Some(body)) = (header_text(headers, VERSION_HEADER), body_version)
         && sent != body
@@ -88,11 +124,12 @@ fn check(
         && let Some(tool) = name.and_then(|n| server.catalogue().tool(n).cloned())
         && !tool.headers.is_empty()
     {
-        let arguments = params
-            .and_then(|p| p.get("arguments"))
-            .unwrap_or(&Value::Null);
+        let arguments: Value = params
+            .and_then(|p| p.arguments)
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or(Value::Null);
         for param in &tool.headers {
-            check_param(headers, param, arguments)?;
+            check_param(headers, param, &arguments)?;
         }
     }
     Ok(())

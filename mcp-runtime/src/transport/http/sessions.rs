@@ -107,9 +107,9 @@ impl SessionTable {
                     break;
                 }
                 server.trace_out(&frame);
-                store.append(&stream, frame);
+                store.append(&stream, frame).await;
             }
-            store.complete(&stream);
+            store.complete(&stream).await;
         });
         let mut map = self.map();
         if map.len() >= self.max_sessions {
