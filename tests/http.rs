@@ -719,6 +719,43 @@ fn resuming_a_call_stream_is_not_refused_while_the_get_stream_is_open() {
 }
 
 #[test]
+fn a_stream_delivered_to_its_end_is_not_kept_and_resuming_it_is_400() {
+    // Kept, every finished call would cost memory for the stream's retention: a million
+    // calls, gigabytes. A stream the client read to its end has no one to resume it.
+    let server = catalogue(&[]);
+    let session = Session::open(&server, LATEST);
+    let events = event_stream(
+        session
+            .post(&call_with_progress(1, "progress", json!({})))
+            .send(),
+    )
+    .until_end();
+    let id = events
+        .iter()
+        .rev()
+        .find_map(|e| e.id.clone())
+        .expect("an event id");
+    // The store drops the stream a moment after the end is taken.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = session.get().header("Last-Event-ID", &id).send();
+        if response.status == 400 {
+            let body = response.json();
+            assert!(
+                body["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("no longer kept")),
+                "{body}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{response:?}");
+        drop(response);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn a_last_event_id_of_another_session_is_400() {
     let server = catalogue(&[]);
     let owner = Session::open(&server, LATEST);
@@ -811,6 +848,48 @@ fn a_stateless_server_refuses_get_and_delete_with_405() {
 
 // ---------------------------------------------------------------------------------------
 // Limits
+
+#[test]
+fn requests_without_a_session_beyond_the_endpoint_limit_are_503_with_retry_after() {
+    let server = catalogue(&[("HTTP_MAX_IN_FLIGHT_SESSIONLESS", "1")]);
+    let modern = |id: i64, name: &str, arguments: Value| {
+        let meta = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "http-e2e", "version": "1.0.0"},
+            "progressToken": format!("p{id}"),
+        });
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", name)
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": name, "arguments": arguments, "_meta": meta}}))
+    };
+    let mut slow =
+        event_stream(modern(1, "slow_progress", json!({"steps": 2, "pause_ms": 600_000})).send());
+    assert_eq!(progress_values(&[next_message(&mut slow)]), [1.0]);
+    let busy = modern(2, "fast", json!({})).send();
+    assert_eq!(busy.header("retry-after"), Some("1"), "{busy:?}");
+    assert_refused(busy, 503);
+    // The client gives up on the slow call: its slot is free again.
+    slow.disconnect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = modern(3, "fast", json!({})).send();
+        if response.status == 200 {
+            break;
+        }
+        assert_eq!(response.status, 503, "{response:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slot was never freed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 #[test]
 fn a_request_beyond_the_per_session_in_flight_limit_is_429() {

@@ -55,10 +55,15 @@ fn a_message_nested_too_deeply_is_refused_and_the_next_one_is_served() {
     server.send_raw(format!("{deep}\n").as_bytes());
     let refused = server.recv();
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["id"], 1, "the id is read when it can be: {refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("16"));
-    // Even far past what any parser's recursion would survive.
-    server.send_raw(format!("{}\n", "[".repeat(200_000)).as_bytes());
+    // Even far past what any parser's recursion would survive: read without recursion, it
+    // is an invalid request when it is JSON, and a parse error when it is not.
+    let closed = "[".repeat(200_000) + &"]".repeat(200_000);
+    server.send_raw(format!("{closed}\n").as_bytes());
     assert_eq!(server.recv()["error"]["code"], -32600);
+    server.send_raw(format!("{}\n", "[".repeat(200_000)).as_bytes());
+    assert_eq!(server.recv()["error"]["code"], -32700);
     still_serves(&mut server, 2);
 }
 
@@ -103,6 +108,26 @@ fn a_tool_past_its_time_limit_is_stopped_with_a_tool_error() {
     assert_eq!(response["result"]["isError"], true);
     assert!(text(&response).contains("within 100 ms"), "{response}");
     still_serves(&mut server, 4);
+}
+
+#[test]
+fn a_blocking_tool_past_its_time_limit_sees_its_context_cancelled() {
+    let mut server = catalogue(&[]);
+    let response = call(&mut server, 1, "stuck_blocking", json!({}));
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(text(&response).contains("within 200 ms"), "{response}");
+    // The thread it blocked notices and stops.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut id = 2;
+    while text(&call(&mut server, id, "stuck_stopped", json!({}))) != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the blocked thread never saw it"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        id += 1;
+    }
+    still_serves(&mut server, id + 1);
 }
 
 #[test]
@@ -354,16 +379,20 @@ fn mcp_trace_logs_every_message_both_ways_and_leaves_stdout_alone() {
 }
 
 /// Opens a handshake-era HTTP session and returns its id.
-fn open_session(http: &HttpServer, n: usize) -> String {
-    let response = http
-        .request("POST", "/mcp")
+/// An `initialize` POST from the client named `client`.
+fn initialize(http: &HttpServer, client: &str) -> mcp_tests::http::Response {
+    http.request("POST", "/mcp")
         .header("Accept", "application/json, text/event-stream")
         .json(&json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": format!("client-{n}"), "version": "1"}},
+                       "clientInfo": {"name": client, "version": "1"}},
         }))
-        .send();
+        .send()
+}
+
+fn open_session(http: &HttpServer, n: usize) -> String {
+    let response = initialize(http, &format!("client-{n}"));
     assert_eq!(response.status, 200, "{response:?}");
     response
         .header("mcp-session-id")
@@ -419,4 +448,64 @@ fn the_session_table_is_bounded_and_the_longest_idle_session_goes_first() {
     for session in &sessions[10..] {
         assert_eq!(call_in(&http, session, 1), 200);
     }
+}
+
+#[test]
+fn a_session_serving_a_request_is_not_evicted_to_make_room() {
+    let http = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("HTTP_MAX_SESSIONS", "1")],
+    );
+    let busy = open_session(&http, 0);
+    // A call that waits until it is cancelled keeps the one session busy.
+    // Sent on a connection of its own, whose response does not start until the call ends.
+    let mut holding = std::net::TcpStream::connect(http.addr()).expect("connect");
+    holding
+        .write_all(
+            &http
+                .request("POST", "/mcp")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2025-11-25")
+                .header("Mcp-Session-Id", &busy)
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": "hold", "arguments": {}}}))
+                .to_bytes(),
+        )
+        .expect("send the call");
+    std::thread::sleep(Duration::from_millis(200));
+    // The table is full of busy sessions: a new one must wait, and the busy one lives.
+    let refused = initialize(&http, "late");
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(
+        refused.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("busy")),
+    );
+    // Once the call is over (the client cancels it), the idle session makes room.
+    let cancelled = http
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2025-11-25")
+        .header("Mcp-Session-Id", &busy)
+        .json(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 1}}),
+        )
+        .send();
+    assert_eq!(cancelled.status, 202, "{cancelled:?}");
+    drop(holding);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = initialize(&http, "later");
+        if response.status == 200 {
+            break;
+        }
+        assert_eq!(response.status, 503, "{response:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the idle session never made room"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(call_in(&http, &busy, 2), 404, "the idle session went");
 }

@@ -129,6 +129,7 @@ fn sample_calls() -> Vec<(&'static str, Value)> {
         ("fail", json!({"reason": "on purpose"})),
         ("maybe", json!({"say": true})),
         ("maybe", json!({"say": false})),
+        ("maybe_primes", json!({"find": true})),
         ("fast", json!({})),
         ("progress", json!({})),
         ("log", json!({})),
@@ -186,6 +187,11 @@ fn results_carry_what_each_return_type_promises() {
     );
     assert_eq!(
         results["primes"]["structuredContent"],
+        json!({"result": [2, 3, 5, 7]})
+    );
+    // No schema to match, and still an object, wrapped as a schema would be.
+    assert_eq!(
+        results["maybe_primes"]["structuredContent"],
         json!({"result": [2, 3, 5, 7]})
     );
     assert_eq!(results["image"]["content"][0]["mimeType"], "image/png");

@@ -590,16 +590,15 @@ as_text!(
     bool, char, i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64
 );
 
+/// `None` is a result without content. An `Option` declares no output schema, even around
+/// a [`Json<T>`]: a client that holds a schema rejects a result without structured content,
+/// which `None` is. `Some(Json(..))` still sends its structured content.
 impl<T: IntoToolResult> IntoToolResult for Option<T> {
     fn into_tool_result(self) -> CallToolResult {
         match self {
             Some(v) => v.into_tool_result(),
             None => CallToolResult::new(Vec::new()),
         }
-    }
-
-    fn output_schema() -> Option<Value> {
-        T::output_schema()
     }
 }
 

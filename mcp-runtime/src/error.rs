@@ -5,7 +5,9 @@ use std::fmt;
 use crate::registry::CatalogueError;
 
 /// Why a server could not be built or stopped serving.
-#[derive(Debug)]
+///
+/// Its `Debug` form is its message, so that `fn main() -> mcp_runtime::Result<()>` prints
+/// something a person can act on.
 #[non_exhaustive]
 pub enum Error {
     /// The catalogue is inconsistent (e.g. two tools with one name).
@@ -14,6 +16,14 @@ pub enum Error {
     Io(std::io::Error),
     /// The program was started with arguments it does not understand.
     Usage(String),
+    /// A store shared between replicas could not be reached.
+    Store(crate::cluster::StoreError),
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 /// `Result` with this crate's [`Error`]; the return type of a server's `main`.
@@ -25,6 +35,7 @@ impl fmt::Display for Error {
             Error::Catalogue(e) => write!(f, "invalid server catalogue: {e}"),
             Error::Io(e) => write!(f, "transport error: {e}"),
             Error::Usage(e) => f.write_str(e),
+            Error::Store(e) => write!(f, "{e}"),
         }
     }
 }
@@ -35,6 +46,7 @@ impl std::error::Error for Error {
             Error::Catalogue(e) => Some(e),
             Error::Io(e) => Some(e),
             Error::Usage(_) => None,
+            Error::Store(e) => Some(e),
         }
     }
 }
@@ -48,5 +60,11 @@ impl From<CatalogueError> for Error {
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(e)
+    }
+}
+
+impl From<crate::cluster::StoreError> for Error {
+    fn from(e: crate::cluster::StoreError) -> Self {
+        Error::Store(e)
     }
 }

@@ -29,6 +29,7 @@
 
 pub mod audit;
 mod auth;
+pub mod cluster;
 mod completion;
 mod content;
 mod context;
@@ -37,6 +38,8 @@ mod fence;
 pub mod policy;
 mod prompt;
 pub mod protocol;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod registry;
 mod resource;
 pub mod schema;
@@ -56,8 +59,8 @@ pub use content::{
 };
 pub use context::{
     ClientError, Context, CreateMessageResult, Elicitation, ElicitationAction, IncludeContext,
-    ModelHint, ModelPreferences, Root, Roots, SampleRequest, SamplingContent, SamplingMessage,
-    SamplingTool,
+    ModelHint, ModelPreferences, ProgressMessage, Root, Roots, SampleRequest, SamplingContent,
+    SamplingMessage, SamplingTool,
 };
 pub use error::{Error, Result};
 pub use fence::{ERROR_META_KEY, PathRefused, RootedPath};
@@ -130,7 +133,10 @@ mod book {
         Transports = "book/src/transports.md";
         #[cfg(feature = "http")]
         Security = "book/src/security.md";
+        #[cfg(feature = "http")]
+        Operating = "book/src/operating.md";
         Testing = "book/src/testing.md";
+        #[cfg(feature = "redis")]
         Deploying = "book/src/deploying.md";
         Faq = "book/src/faq.md";
     }

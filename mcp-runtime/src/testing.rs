@@ -1,6 +1,7 @@
 //! Checks to call from your own tests: whether every client accepts this server's schemas
 //! ([`lint_schemas`]), and snapshots of `tools/list` as each kind of client receives it
-//! ([`assert_tools_list_snapshot`]).
+//! ([`assert_tools_list_snapshot`]); and [`Dispatcher`], which hands raw messages to a server
+//! without a transport, for fuzzers and property tests.
 //!
 //! ```
 //! use mcp_runtime::prelude::*;
@@ -422,6 +423,12 @@ pub fn assert_snapshot(path: impl AsRef<Path>, value: &Value) {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Driving the dispatch directly, for fuzzers and property tests.
+
+mod fuzz;
+pub use fuzz::Dispatcher;
 
 #[cfg(test)]
 mod tests {

@@ -94,14 +94,15 @@ impl UriTemplate {
                 offset: offset + open,
             })? + open;
             let expression = &rest[open + 1..close];
-            if !literal.is_empty() {
-                parts.push(Part::Literal(std::mem::take(&mut literal)));
-            }
+            // Checked before the literal is pushed: `{?q}x{y}` has a literal after the query.
             if matches!(parts.last(), Some(Part::Query(_))) {
                 return Err(UriTemplateError {
                     message: "a query expression `{?…}` must end the template".into(),
                     offset: offset + open,
                 });
+            }
+            if !literal.is_empty() {
+                parts.push(Part::Literal(std::mem::take(&mut literal)));
             }
             let part = parse_expression(expression, offset + open + 1)?;
             if matches!(
@@ -178,13 +179,21 @@ impl UriTemplate {
     }
 
     /// Matches a concrete URI, binding the variables; `None` when it does not match.
+    ///
+    /// The work is linear in the URI's length for the templates resources use (each
+    /// variable followed by a literal, a query or the end), and bounded for any template
+    /// and any URI: a URI that would take longer to match is taken not to match.
     pub fn matches(&self, uri: &str) -> Option<UriVariables> {
-        let mut values = Vec::new();
-        if match_parts(&self.parts, uri, &mut values) {
-            Some(UriVariables { values })
-        } else {
-            None
-        }
+        let mut matcher = Matcher {
+            parts: &self.parts,
+            uri,
+            values: Vec::new(),
+            failed: std::collections::HashSet::new(),
+            budget: 8 * uri.len() + 100_000,
+        };
+        matcher.from(0, 0).then_some(UriVariables {
+            values: matcher.values,
+        })
     }
 }
 
@@ -227,37 +236,146 @@ fn parse_expression(expression: &str, offset: usize) -> Result<Part, UriTemplate
     }
 }
 
-fn match_parts(parts: &[Part], uri: &str, values: &mut Vec<(String, String)>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return uri.is_empty();
-    };
-    match first {
-        Part::Literal(l) => uri
-            .strip_prefix(l.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, values)),
-        Part::Query(names) => match_query(names, uri, values),
-        Part::Simple(name) | Part::Reserved(name) => {
-            let simple = matches!(first, Part::Simple(_));
-            let stop = |c: char| c == '?' || c == '#' || (simple && c == '/');
-            let limit = uri.find(stop).unwrap_or(uri.len());
-            // Shortest first: the next literal decides where this variable ends.
-            for end in (1..=limit).filter(|&e| uri.is_char_boundary(e)) {
-                let Some(value) = percent_decode(&uri[..end]) else {
-                    continue;
-                };
-                if simple && (value.contains('/') || value == "." || value == "..") {
-                    continue;
-                }
-                let mark = values.len();
-                values.push((name.clone(), value));
-                if match_parts(rest, &uri[end..], values) {
-                    return true;
-                }
-                values.truncate(mark);
+/// One match of a URI against a template's parts: a search over where each variable ends,
+/// remembering the (part, position) pairs that cannot match, and with a budget of steps.
+struct Matcher<'t, 'u> {
+    parts: &'t [Part],
+    uri: &'u str,
+    values: Vec<(String, String)>,
+    /// Parts that were tried at a position and cannot match from there.
+    failed: std::collections::HashSet<(usize, usize)>,
+    /// Bytes that may still be looked at; none left means no match.
+    budget: usize,
+}
+
+impl Matcher<'_, '_> {
+    fn spend(&mut self, steps: usize) -> bool {
+        match self.budget.checked_sub(steps) {
+            Some(left) => {
+                self.budget = left;
+                true
             }
-            false
+            None => {
+                self.budget = 0;
+                false
+            }
         }
     }
+
+    /// Whether the parts from `k` on match the URI from byte `pos` on.
+    fn from(&mut self, k: usize, pos: usize) -> bool {
+        let uri = self.uri;
+        let rest = &uri[pos..];
+        let Some(part) = self.parts.get(k) else {
+            return rest.is_empty();
+        };
+        match part {
+            Part::Literal(l) => {
+                self.spend(l.len())
+                    && rest.starts_with(l.as_str())
+                    && self.from(k + 1, pos + l.len())
+            }
+            Part::Query(names) => {
+                self.spend(rest.len()) && match_query(names, rest, &mut self.values)
+            }
+            Part::Simple(name) | Part::Reserved(name) => {
+                if self.failed.contains(&(k, pos)) {
+                    return false;
+                }
+                let found = self.variable(k, pos, name);
+                if !found {
+                    self.failed.insert((k, pos));
+                }
+                found
+            }
+        }
+    }
+
+    /// Binds the variable of part `k` to a value starting at `pos`: the shortest for which
+    /// the parts after it match.
+    fn variable(&mut self, k: usize, pos: usize, name: &str) -> bool {
+        let uri = self.uri;
+        let rest = &uri[pos..];
+        let simple = matches!(self.parts[k], Part::Simple(_));
+        let stop = |c: char| c == '?' || c == '#' || (simple && c == '/');
+        let limit = rest.find(stop).unwrap_or(rest.len());
+        if !self.spend(limit) {
+            return false;
+        }
+        // Where the value may end: before the next literal, where a query starts, or at the
+        // end of the URI. Two variables are never adjacent (the parser refuses it).
+        let next = self.parts.get(k + 1).cloned();
+        let ends: Vec<usize> = match &next {
+            None => (limit == rest.len()).then_some(limit).into_iter().collect(),
+            Some(Part::Query(_)) => (limit == rest.len() || rest[limit..].starts_with('?'))
+                .then_some(limit)
+                .into_iter()
+                .collect(),
+            Some(Part::Literal(l)) => {
+                let window = &rest[..(limit + l.len()).min(rest.len())];
+                let mut ends = Vec::new();
+                let mut from = 1;
+                while from <= limit {
+                    let Some(i) = window.get(from..).and_then(|w| w.find(l.as_str())) else {
+                        break;
+                    };
+                    let end = from + i;
+                    if end > limit {
+                        break;
+                    }
+                    ends.push(end);
+                    from = end + 1;
+                }
+                ends
+            }
+            Some(Part::Simple(_) | Part::Reserved(_)) => Vec::new(),
+        };
+        // A value is whole only up to the first bad escape, and never ends inside one.
+        let bad = first_bad_escape(&rest[..limit], simple);
+        let bytes = rest.as_bytes();
+        for end in ends {
+            let splits_escape =
+                (end >= 1 && bytes[end - 1] == b'%') || (end >= 2 && bytes[end - 2] == b'%');
+            if end == 0 || end > bad || splits_escape || !rest.is_char_boundary(end) {
+                continue;
+            }
+            let mark = self.values.len();
+            if !self.from(k + 1, pos + end) {
+                continue;
+            }
+            // Decoded once it is known to fit, and put before what the later parts bound.
+            if self.spend(end)
+                && let Some(value) = percent_decode(&rest[..end])
+                && !(simple && (value == "." || value == ".."))
+            {
+                self.values.insert(mark, (name.to_owned(), value));
+                return true;
+            }
+            self.values.truncate(mark);
+        }
+        false
+    }
+}
+
+/// Where the first escape of a raw value starts that is not `%` and two hex digits (or, for
+/// a simple variable, that stands for `/`); the value's length when there is none. A value
+/// must end before it.
+fn first_bad_escape(raw: &str, simple: bool) -> usize {
+    let bytes = raw.as_bytes();
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|&b| b == b'%') {
+        let at = i + at;
+        let Some(hex) = bytes.get(at + 1..at + 3) else {
+            // Cut short by the end of the value: only a longer value could complete it,
+            // and the value cannot be longer.
+            return at;
+        };
+        if !hex.iter().all(u8::is_ascii_hexdigit) || (simple && hex.eq_ignore_ascii_case(b"2f")) {
+            return at;
+        }
+        i = at + 3;
+    }
+    raw.len()
 }
 
 fn match_query(names: &[String], uri: &str, values: &mut Vec<(String, String)>) -> bool {
@@ -294,6 +412,10 @@ pub(crate) fn percent_decode(s: &str) -> Option<String> {
     while i < bytes.len() {
         if bytes[i] == b'%' {
             let hex = s.get(i + 1..i + 3)?;
+            // `from_str_radix` also reads a sign ("%+1"), which is no escape (RFC 3986, 2.1).
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
@@ -355,6 +477,11 @@ mod tests {
             Some(pairs(&[("name", "a b")]))
         );
         assert_eq!(vars("f://{name}", "f://%zz"), None);
+        assert_eq!(
+            vars("f://{name}", "f://%+1"),
+            None,
+            "a sign is no hex digit"
+        );
         assert_eq!(vars("f://{name}", "f://%ff"), None, "not UTF-8");
     }
 
@@ -389,6 +516,42 @@ mod tests {
         ] {
             assert!(UriTemplate::parse(t).is_err(), "{t}");
         }
+        assert!(
+            UriTemplate::parse("s{?q}x{y}").is_err(),
+            "more after the query"
+        );
+    }
+
+    #[test]
+    fn many_variables_and_a_long_uri_end_in_bounded_work() {
+        // Each `x` could end any of the variables: a search without memory of what failed
+        // tries exponentially many splits.
+        let template: String = (0..40).map(|i| format!("{{v{i}}}x")).collect();
+        let t = UriTemplate::parse(&template).unwrap();
+        let uri = "x".repeat(5_000) + "y";
+        assert!(t.matches(&uri).is_none());
+        let uri = "ax".repeat(40);
+        let vars = t.matches(&uri).expect("one split fits");
+        assert!(vars.iter().all(|(_, v)| v == "a"));
+        // A long value of the one variable a resource template usually has.
+        let files = UriTemplate::parse("test://files/{+path}").unwrap();
+        let long = format!("test://files/{}", "a/".repeat(100_000));
+        assert_eq!(
+            files.matches(&long).unwrap().get("path").unwrap().len(),
+            200_000
+        );
+    }
+
+    #[test]
+    fn escapes_are_never_split_by_the_end_of_a_value() {
+        assert_eq!(
+            vars("f://{a}-{b}", "f://x%2D-y"),
+            Some(pairs(&[("a", "x-"), ("b", "y")]))
+        );
+        assert_eq!(
+            vars("f://{a}%{b}", "f://x%y"),
+            Some(pairs(&[("a", "x"), ("b", "y")]))
+        );
     }
 
     #[test]

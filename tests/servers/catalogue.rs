@@ -6,7 +6,9 @@
 //! limits; `LIST_CACHE_MS` (with `LIST_CACHE_PRIVATE=1`) and `READ_CACHE_MS` (with
 //! `READ_CACHE_PUBLIC=1`) the stateless era's cache hints. `POLICY_ALLOW` and `POLICY_DENY`
 //! (comma-separated patterns) and `POLICY_SCOPES` (`pattern=scope,scope`) make a policy;
-//! `AUDIT_FILE` writes one JSON line per audited call to that file. Over HTTP these set the endpoint's options:
+//! `AUDIT_FILE` writes one JSON line per audited call to that file. With `MCP_REDIS_URL`
+//! (and `--http`) the server is one replica of several sharing that Redis; `MCP_STATE_KEY`
+//! is the `requestState` key replicas share. Over HTTP these set the endpoint's options:
 //!
 //! | Variable | Option |
 //! |---|---|
@@ -14,6 +16,7 @@
 //! | `HTTP_STATELESS=1` | `stateless(true)` |
 //! | `HTTP_MAX_BODY_BYTES` | `max_body_bytes` |
 //! | `HTTP_MAX_IN_FLIGHT` | `max_in_flight_per_session` |
+//! | `HTTP_MAX_IN_FLIGHT_SESSIONLESS` | `max_in_flight_sessionless` |
 //! | `HTTP_MAX_SESSIONS` | `max_sessions` |
 //! | `HTTP_SSE_RETRY_MS` | `sse_retry` |
 //! | `HTTP_ALLOWED_HOSTS`, `HTTP_ALLOWED_ORIGINS` (comma-separated) | `allowed_hosts`, `allowed_origins` |
@@ -70,7 +73,19 @@ async fn main() -> mcp_runtime::Result<()> {
             std::fs::File::create(path)?,
         ))));
     }
+    if let Ok(key) = std::env::var("MCP_STATE_KEY") {
+        builder = builder.request_state_keys(key.into_bytes(), []);
+    }
     match http_address() {
+        // One replica of several, sharing Redis.
+        Some(addr) if std::env::var("MCP_REDIS_URL").is_ok() => {
+            let url = std::env::var("MCP_REDIS_URL").unwrap_or_default();
+            let redis = mcp_runtime::redis::RedisCluster::connect(&url).await?;
+            let server = redis.server(builder).build()?;
+            server
+                .serve_http_with(addr, redis.http(http_options()))
+                .await
+        }
         Some(addr) => builder.build()?.serve_http_with(addr, http_options()).await,
         None => builder.serve().await,
     }
@@ -158,6 +173,9 @@ fn http_options() -> HttpOptions {
     }
     if let Some(requests) = number("HTTP_MAX_IN_FLIGHT") {
         options = options.max_in_flight_per_session(requests);
+    }
+    if let Some(requests) = number("HTTP_MAX_IN_FLIGHT_SESSIONLESS") {
+        options = options.max_in_flight_sessionless(requests);
     }
     if let Some(sessions) = number("HTTP_MAX_SESSIONS") {
         options = options.max_sessions(sessions);

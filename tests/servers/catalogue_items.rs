@@ -209,6 +209,15 @@ fn maybe(
     say.then(|| "said".to_owned())
 }
 
+/// The primes below 10, if asked for: an `Option<Json<T>>` declares no output schema.
+#[tool]
+fn maybe_primes(
+    /// Whether to find them.
+    find: bool,
+) -> Option<Json<Vec<u32>>> {
+    find.then(|| Json(vec![2, 3, 5, 7]))
+}
+
 /// Sleeps, then answers; cancellable.
 #[tool]
 async fn sleep(
@@ -670,8 +679,9 @@ async fn ask_then_act(
 /// How many calls of `hold` were cancelled so far.
 static HOLDS_CANCELLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Holds until the call is cancelled, and counts the cancellation.
-#[tool]
+/// Holds until the call is cancelled, and counts the cancellation (a task for clients
+/// that declare the tasks extension).
+#[tool(task)]
 async fn hold(ctx: Context) -> &'static str {
     struct Count;
     impl Drop for Count {
@@ -756,6 +766,24 @@ async fn stuck() -> &'static str {
 
 static STUCK_STOPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// Blocks a thread past its limit of 200 ms, watching its context: counts the times it saw
+/// itself stopped.
+#[tool(timeout = "200ms")]
+async fn stuck_blocking(ctx: Context) -> &'static str {
+    let watched = ctx.clone();
+    let _ = mcp_runtime::tokio::task::spawn_blocking(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !watched.is_cancelled() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if watched.is_cancelled() {
+            STUCK_STOPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    })
+    .await;
+    "unreachable"
+}
+
 /// How many times `stuck` was stopped.
 #[tool]
 fn stuck_stopped() -> String {
@@ -771,4 +799,15 @@ fn alive_tasks() -> String {
         .metrics()
         .num_alive_tasks()
         .to_string()
+}
+
+/// Reports progress `count` times, `every_ms` apart, then answers.
+#[tool]
+async fn ticks(ctx: Context, count: u32, every_ms: u64) -> String {
+    for i in 1..=count {
+        mcp_runtime::tokio::time::sleep(Duration::from_millis(every_ms)).await;
+        ctx.progress(f64::from(i), Some(f64::from(count)), format!("tick {i}"))
+            .await;
+    }
+    format!("ticked {count} times")
 }

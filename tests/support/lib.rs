@@ -2,6 +2,7 @@
 //! for servers over Streamable HTTP ([`http`]), and the official schemas of each protocol
 //! revision as validators.
 
+pub mod cluster;
 pub mod http;
 pub mod peer;
 

@@ -36,7 +36,7 @@ async fn echo_progress(
     /// The text to return.
     text: String,
 ) -> String {
-    ctx.progress(1.0, Some(1.0), None::<String>).await;
+    ctx.progress(1.0, Some(1.0), None).await;
     text
 }
 

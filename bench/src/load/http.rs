@@ -70,7 +70,25 @@ pub fn run(server: &ServerCommand, plan: &Plan, workload: HttpWorkload) -> Resul
         call(&mut clients, next_id, plan.warmup)?;
         next_id += plan.warmup as u64;
     }
-    let (calls, bodies) = call(&mut clients, next_id, plan.calls)?;
+    let mut calls = CallTimes {
+        wall: Duration::ZERO,
+        latencies_ns: Vec::with_capacity(plan.calls),
+    };
+    let mut bodies = Bodies::default();
+    let mut rss_kib = Vec::new();
+    let mut done = 0;
+    for part in plan.parts() {
+        let (times, answered) = call(&mut clients, next_id, part)?;
+        calls.extend(times);
+        bodies.json += answered.json;
+        bodies.sse += answered.sse;
+        bodies.lost_progress += answered.lost_progress;
+        next_id += part as u64;
+        done += part;
+        if plan.checkpoints > 0 {
+            rss_kib.push((done, process.rss_kib()));
+        }
+    }
 
     let peak_rss_kib = process.peak_rss_kib();
     drop(clients);
@@ -84,6 +102,7 @@ pub fn run(server: &ServerCommand, plan: &Plan, workload: HttpWorkload) -> Resul
         calls,
         peak_rss_kib,
         bodies,
+        rss_kib,
     })
 }
 

@@ -9,6 +9,9 @@
 //!                                 server with the same `echo` tool, and over HTTP
 //!                                 `echo_progress` and `--http ADDR`)
 //! mcp-load build-cost [options]   only the build cost
+//! mcp-load soak [SERVER] [options] a million calls per transport, the server's resident
+//!                                 set size read ten times along the way; fails when it grew
+//!                                 more than 10 % after the first tenth
 //! ```
 //!
 //! Run it in release mode from the workspace: `cargo run --release -p mcp-bench --bin
@@ -45,6 +48,8 @@ usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
        mcp-load run SERVER|PATH [--calls N] [--warmup N] [--concurrency 1,16]
                     [--transports LIST | --no-http] [--nice N] [-- ARGS]
        mcp-load build-cost [--build-reps N] [--builds LIST] [--nice N]
+       mcp-load soak [SERVER] [--calls N] [--checkpoints N] [--concurrency N]
+                    [--transports LIST] [--nice N]
 
 Transports: stdio, http-session-echo, http-session-progress, http-stateless-echo,
 http-stateless-progress (Streamable HTTP: a 2025-11-25 session opened with `initialize` on
@@ -60,7 +65,12 @@ and of the everything-enabled one, a dev rebuild of a 50-tool crate after one to
 --nice N runs everything (driver, servers, builds) at that niceness (-20 needs root), so that
 other work on the machine disturbs the measurements less. `all` first builds the server
 binaries (when run through cargo) and writes the report and every run's numbers under
-target/mcp-bench/ (or --out DIR).";
+target/mcp-bench/ (or --out DIR).
+
+soak (SERVER defaults to ours): per transport, 1000000 calls unless --calls, at 16 in flight
+unless --concurrency, in --checkpoints parts (10), reading the server's VmRSS after each;
+passes when the last reading is within 10 % of the first, which is taken after the warm-up
+and the first part.";
 
 struct Options {
     calls: usize,
@@ -75,6 +85,9 @@ struct Options {
     builds: Vec<BuildKind>,
     build: bool,
     out: Option<PathBuf>,
+    checkpoints: usize,
+    calls_given: bool,
+    concurrency_given: bool,
     positional: Vec<String>,
 }
 
@@ -93,13 +106,20 @@ impl Options {
             builds: BuildKind::ALL.to_vec(),
             build: true,
             out: None,
+            checkpoints: 10,
+            calls_given: false,
+            concurrency_given: false,
             positional: Vec::new(),
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
             let mut value = || args.next().ok_or(format!("{arg} needs a value"));
             match arg.as_str() {
-                "--calls" => o.calls = value()?.parse()?,
+                "--calls" => {
+                    o.calls = value()?.parse()?;
+                    o.calls_given = true;
+                }
+                "--checkpoints" => o.checkpoints = value()?.parse()?,
                 "--warmup" => o.warmup = value()?.parse()?,
                 "--reps" => o.reps = value()?.parse()?,
                 "--concurrency" => {
@@ -107,6 +127,7 @@ impl Options {
                         .split(',')
                         .map(str::parse)
                         .collect::<std::result::Result<_, _>>()?;
+                    o.concurrency_given = true;
                 }
                 "--servers" => {
                     o.servers = value()?
@@ -156,7 +177,9 @@ impl Options {
             calls: self.calls,
             warmup: self.warmup,
             concurrency,
-            deadline: Duration::from_secs(120),
+            // At least two minutes, and more for long runs (at 2000 calls/s at worst).
+            deadline: Duration::from_secs(120.max(self.calls as u64 / 2_000)),
+            checkpoints: 0,
         }
     }
 }
@@ -223,7 +246,69 @@ fn try_main() -> Result<()> {
             println!("{USAGE}");
             Ok(())
         }
+        Some("soak") => soak(&options),
         Some(other) => Err(format!("unknown command `{other}`\n{USAGE}").into()),
+    }
+}
+
+/// A long run per transport, watching the server's memory: it must stay flat once warm.
+fn soak(options: &Options) -> Result<()> {
+    let name = options.positional.get(1).map_or("ours", String::as_str);
+    let server = Server::from_name(name).ok_or_else(|| format!("unknown server `{name}`"))?;
+    if options.build {
+        build_servers()?;
+    }
+    let bin_dir = bin_dir()?;
+    let _niceness = Niceness::set(options.nice)?;
+    let calls = if options.calls_given {
+        options.calls
+    } else {
+        1_000_000
+    };
+    let concurrency = if options.concurrency_given {
+        options.concurrency[0]
+    } else {
+        16
+    };
+    let plan = Plan {
+        calls,
+        checkpoints: options.checkpoints.max(2),
+        deadline: Duration::from_secs(120.max(calls as u64 / 2_000)),
+        ..options.plan(concurrency)
+    };
+    let mut grown = Vec::new();
+    for &transport in &options.transports {
+        if transport.is_http() && !server.serves_http() {
+            continue;
+        }
+        let command = server.command(&bin_dir, transport);
+        let outcome = transport.run(&command, &plan)?;
+        let (first_calls, first) = outcome.rss_kib[0];
+        let &(last_calls, last) = outcome.rss_kib.last().unwrap_or(&(first_calls, first));
+        let growth = last as f64 / first.max(1) as f64 - 1.0;
+        println!(
+            "{:<12} {:<23} c={concurrency:<2} {:>8.0} calls/s  RSS after {first_calls} calls {:.2} MiB, after {last_calls} {:.2} MiB ({:+.1} %)",
+            server.name(),
+            transport.name(),
+            calls as f64 / outcome.calls.wall.as_secs_f64(),
+            first as f64 / 1024.0,
+            last as f64 / 1024.0,
+            growth * 100.0,
+        );
+        let readings: Vec<String> = outcome
+            .rss_kib
+            .iter()
+            .map(|(n, kib)| format!("{}k: {:.2}", n / 1000, *kib as f64 / 1024.0))
+            .collect();
+        println!("    MiB along the way: {}", readings.join(", "));
+        if growth > 0.10 {
+            grown.push(transport.name());
+        }
+    }
+    if grown.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("memory grew by more than 10 % over {}", grown.join(", ")).into())
     }
 }
 

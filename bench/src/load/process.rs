@@ -102,6 +102,11 @@ impl ServerProcess {
         self.peak_kib.fetch_max(now, Ordering::Relaxed).max(now)
     }
 
+    /// The resident set size now, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        read_rss_kib(self.pid).unwrap_or(0)
+    }
+
     /// Asks the process to stop with SIGTERM, as a service manager does (the HTTP servers
     /// then finish what is in flight and exit).
     pub fn terminate(&self) -> Result<()> {
@@ -167,10 +172,20 @@ fn lock(child: &Mutex<Child>) -> std::sync::MutexGuard<'_, Child> {
 /// `VmHWM` of `/proc/<pid>/status`: the peak resident set size, in KiB. `None` once the
 /// process is gone (or off Linux).
 pub fn read_peak_rss_kib(pid: u32) -> Option<u64> {
+    read_status_kib(pid, "VmHWM:")
+}
+
+/// `VmRSS` of `/proc/<pid>/status`: the resident set size now, in KiB.
+pub fn read_rss_kib(pid: u32) -> Option<u64> {
+    read_status_kib(pid, "VmRSS:")
+}
+
+/// A size in KiB from `/proc/<pid>/status`, by its field name.
+fn read_status_kib(pid: u32, field: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 

@@ -126,6 +126,20 @@ pub struct Plan {
     pub concurrency: usize,
     /// After this long the server is killed and the run fails.
     pub deadline: Duration,
+    /// When positive, the measured calls are made in this many equal parts, and the
+    /// server's resident set size is read after each (`mcp-load soak`).
+    pub checkpoints: usize,
+}
+
+impl Plan {
+    /// The sizes of the parts the measured calls are made in: one part unless checkpoints
+    /// were asked for.
+    pub fn parts(&self) -> Vec<usize> {
+        let n = self.checkpoints.max(1).min(self.calls.max(1));
+        (0..n)
+            .map(|i| self.calls * (i + 1) / n - self.calls * i / n)
+            .collect()
+    }
 }
 
 /// The timings of the measured calls.
@@ -147,6 +161,17 @@ pub struct RunOutcome {
     pub peak_rss_kib: u64,
     /// Over HTTP, how the measured calls' responses came: plain JSON or SSE streams.
     pub bodies: Bodies,
+    /// With checkpoints, the calls made so far and the resident set size (`VmRSS`, KiB)
+    /// after each part.
+    pub rss_kib: Vec<(usize, u64)>,
+}
+
+impl CallTimes {
+    /// Appends the timings of a later part of the same run.
+    pub fn extend(&mut self, later: CallTimes) {
+        self.wall += later.wall;
+        self.latencies_ns.extend(later.latencies_ns);
+    }
 }
 
 /// How many responses came as plain JSON and how many as SSE streams, and how many calls

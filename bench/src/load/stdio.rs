@@ -53,13 +53,26 @@ pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
         )?;
         next_id += plan.warmup as u64;
     }
-    let calls = call(
-        &mut input,
-        &mut output,
-        next_id,
-        plan.calls,
-        plan.concurrency,
-    )?;
+    let mut calls = CallTimes {
+        wall: Duration::ZERO,
+        latencies_ns: Vec::with_capacity(plan.calls),
+    };
+    let mut rss_kib = Vec::new();
+    let mut done = 0;
+    for part in plan.parts() {
+        calls.extend(call(
+            &mut input,
+            &mut output,
+            next_id,
+            part,
+            plan.concurrency,
+        )?);
+        next_id += part as u64;
+        done += part;
+        if plan.checkpoints > 0 {
+            rss_kib.push((done, process.rss_kib()));
+        }
+    }
 
     let peak_rss_kib = process.peak_rss_kib();
     drop(input);
@@ -76,6 +89,7 @@ pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
         calls,
         peak_rss_kib,
         bodies: Bodies::default(),
+        rss_kib,
     })
 }
 

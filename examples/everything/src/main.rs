@@ -24,12 +24,34 @@ mod tools;
 
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
-    let server = mcp_runtime::server!()
+    let mut builder = mcp_runtime::server!()
         .title("MCP conformance fixture")
         .instructions(
             "The fixture of the MCP conformance suite: each tool, resource and prompt answers one scenario of the suite.",
-        )
-        .build()?;
+        );
+    // Replicas behind a load balancer share the key that seals `requestState`.
+    if let Ok(key) = std::env::var("MCP_STATE_KEY") {
+        builder = builder.request_state_keys(key.into_bytes(), []);
+    }
+    #[cfg(feature = "redis")]
+    if let Ok(url) = std::env::var("MCP_REDIS_URL") {
+        return replica(builder, &url).await;
+    }
+    let server = builder.build()?;
     resources::spawn_watched_resource_changes(&server);
     server.serve().await
+}
+
+/// One replica of several sharing Redis at `url`: Streamable HTTP at the `--http` address.
+#[cfg(feature = "redis")]
+async fn replica(builder: mcp_runtime::ServerBuilder, url: &str) -> mcp_runtime::Result<()> {
+    let redis = mcp_runtime::redis::RedisCluster::connect(url).await?;
+    let server = redis.server(builder).build()?;
+    resources::spawn_watched_resource_changes(&server);
+    let addr = std::env::args()
+        .skip_while(|a| a != "--http")
+        .nth(1)
+        .ok_or_else(|| mcp_runtime::Error::Usage("a replica needs --http ADDR".into()))?;
+    let options = redis.http(mcp_runtime::http::HttpOptions::default());
+    server.serve_http_with(addr, options).await
 }

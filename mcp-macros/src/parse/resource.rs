@@ -401,7 +401,7 @@ fn parse_cache(cx: &Ctxt, meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<
         match key_text(&item).as_str() {
             "ttl" => {
                 ttl_written = true;
-                if let Some(ms) = duration_value(cx, &item, "5m")? {
+                if let Some(ms) = duration_value(cx, &item, "5m", true)? {
                     ttl.set(&item.path, ms);
                 }
             }

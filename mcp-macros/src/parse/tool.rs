@@ -212,7 +212,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
                 }
             }
             "timeout" => {
-                if let Some(ms) = duration_value(cx, &meta, "30s")? {
+                if let Some(ms) = duration_value(cx, &meta, "30s", false)? {
                     timeout.set(&meta.path, ms);
                 }
             }

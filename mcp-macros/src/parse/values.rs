@@ -78,17 +78,25 @@ pub(crate) fn int_value(
 }
 
 /// The duration after `key =`, written `"250ms"`, `"30s"`, `"5m"` or `"1h"`, in
-/// milliseconds.
+/// milliseconds; zero only with `allow_zero` (a cache time of zero: not cached).
 pub(crate) fn duration_value(
     cx: &Ctxt,
     meta: &syn::meta::ParseNestedMeta<'_>,
     example: &str,
+    allow_zero: bool,
 ) -> syn::Result<Option<u64>> {
     let key = path_text(&meta.path);
     let Some(lit) = string_value(cx, meta, example)? else {
         return Ok(None);
     };
     match parse_duration(&lit.value()) {
+        Some(0) if !allow_zero => {
+            cx.error_spanned_by(
+                &lit,
+                format!("`{key}` must be longer than zero: `{key} = \"{example}\"`"),
+            );
+            Ok(None)
+        }
         Some(ms) => Ok(Some(ms)),
         None => {
             cx.error_spanned_by(

@@ -8,6 +8,35 @@ mod roots;
 mod sampling;
 
 pub use client::ClientError;
+
+/// The message of a progress report ([`Context::progress`]): made from text (`&str`,
+/// `String`, `&String`) or an `Option<String>` (`None`: no message).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProgressMessage(pub Option<String>);
+
+impl From<&str> for ProgressMessage {
+    fn from(text: &str) -> Self {
+        ProgressMessage(Some(text.to_owned()))
+    }
+}
+
+impl From<String> for ProgressMessage {
+    fn from(text: String) -> Self {
+        ProgressMessage(Some(text))
+    }
+}
+
+impl From<&String> for ProgressMessage {
+    fn from(text: &String) -> Self {
+        ProgressMessage(Some(text.clone()))
+    }
+}
+
+impl From<Option<String>> for ProgressMessage {
+    fn from(text: Option<String>) -> Self {
+        ProgressMessage(text)
+    }
+}
 pub use elicitation::{Elicitation, ElicitationAction};
 pub use roots::{Root, Roots};
 pub use sampling::{
@@ -230,12 +259,21 @@ impl Context {
     }
 
     /// Reports progress, when the client asked for it with a `progressToken`; otherwise does
-    /// nothing. `progress` should increase with each call.
+    /// nothing. `progress` should increase with each call. The message is any text
+    /// (`"step 2"`, a `String`) or `None`.
+    ///
+    /// ```
+    /// # async fn report(ctx: mcp_runtime::Context) {
+    /// ctx.progress(1.0, Some(3.0), "step 1").await;
+    /// ctx.progress(2.0, Some(3.0), format!("step {}", 2)).await;
+    /// ctx.progress(3.0, Some(3.0), None).await;
+    /// # }
+    /// ```
     pub async fn progress(
         &self,
         progress: f64,
         total: Option<f64>,
-        message: impl Into<Option<String>>,
+        message: impl Into<ProgressMessage>,
     ) {
         let Some(token) = &self.inner.progress_token else {
             return;
@@ -244,7 +282,7 @@ impl Context {
             // Tasks report their state through `tasks/get`, never with notifications.
             return;
         }
-        let message = message.into();
+        let ProgressMessage(message) = message.into();
         let with_message = self
             .protocol_version()
             .is_none_or(ProtocolVersion::has_progress_message);

@@ -170,6 +170,12 @@ pub(crate) enum Incoming<'a> {
 }
 
 impl<'a> Envelope<'a> {
+    /// Whether the message is a response (the peer's answer): no `method`, and a `result` or
+    /// an `error`, well-formed or not.
+    pub(crate) fn is_response(&self) -> bool {
+        self.method.is_none() && (self.result.is_some() || self.error.is_some())
+    }
+
     /// Validates the envelope against JSON-RPC 2.0 as MCP restricts it.
     ///
     /// On failure returns the error to answer with, and the id to answer it to when one could

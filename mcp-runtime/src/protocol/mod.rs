@@ -1,5 +1,6 @@
 //! Wire types of the Model Context Protocol and the JSON-RPC 2.0 envelope.
 
+pub(crate) mod deep;
 mod jsonrpc;
 pub(crate) mod messages;
 mod version;

@@ -136,6 +136,14 @@ impl Server {
     /// `resources/subscribe`, and `subscriptions/listen` streams naming it. Callable from any
     /// thread or task.
     pub fn notify_resource_updated(&self, uri: &str) {
+        self.deliver_resource_updated(uri);
+        self.publish(crate::cluster::ClusterEvent::ResourceUpdated {
+            uri: uri.to_owned(),
+        });
+    }
+
+    /// Tells this process's clients subscribed to `uri` that it changed.
+    pub(crate) fn deliver_resource_updated(&self, uri: &str) {
         let frame = notification_frame(
             "notifications/resources/updated",
             &serde_json::json!({ "uri": uri }),
@@ -188,6 +196,12 @@ impl Server {
 
     fn flush_list_changed(&self) {
         let kinds = self.inner.pending_changes.swap(0, Ordering::AcqRel);
+        self.deliver_list_changed(kinds);
+        self.publish(crate::cluster::ClusterEvent::ListChanged { kinds });
+    }
+
+    /// Tells this process's clients that lists changed (here or on another replica).
+    pub(crate) fn deliver_list_changed(&self, kinds: u8) {
         let sessions = self.initialized_sessions();
         for (bit, kind, method) in [
             (TOOLS, ListKind::Tools, "notifications/tools/list_changed"),

@@ -40,13 +40,7 @@ impl Server {
     ) -> Routed {
         self.trace_in(bytes);
         if nests_deeper_than(bytes, self.max_nesting_depth()) {
-            return Routed::Reply(Some(error_frame(
-                None,
-                &RpcError::invalid_request(format!(
-                    "arrays and objects nest deeper than the limit of {}",
-                    self.max_nesting_depth()
-                )),
-            )));
+            return Routed::Reply(self.too_deep(bytes));
         }
         let trimmed = bytes.trim_ascii_start();
         if trimmed.first() == Some(&b'[') {
@@ -66,6 +60,40 @@ impl Server {
             Ok(envelope) => self.route_envelope(session, envelope, out),
             Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
         }
+    }
+
+    /// The answer to a message that nests past the limit: read without parsing it, it is
+    /// refused as JSON-RPC asks — a parse error when it is not JSON at all, an invalid request
+    /// answered to its id, and nothing for a notification or a response.
+    fn too_deep(&self, bytes: &[u8]) -> Option<Frame> {
+        let limit = self.max_nesting_depth();
+        let top = std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|_| crate::protocol::deep::scan(bytes));
+        let Some(top) = top else {
+            return Some(error_frame(
+                None,
+                &RpcError::parse_error("invalid JSON: the message is not one JSON value"),
+            ));
+        };
+        if top.object && !top.method && top.answer {
+            tracing::debug!(limit, "ignoring a response that nests past the limit");
+            return None;
+        }
+        let has_id = top.id.is_some();
+        let id = top
+            .id
+            .and_then(|range| serde_json::from_slice::<RequestId>(&bytes[range]).ok());
+        if top.object && top.method && !has_id {
+            tracing::debug!(limit, "ignoring a notification that nests past the limit");
+            return None;
+        }
+        Some(error_frame(
+            id.as_ref(),
+            &RpcError::invalid_request(format!(
+                "arrays and objects nest deeper than the limit of {limit}"
+            )),
+        ))
     }
 
     fn route_batch(&self, session: &Arc<Session>, bytes: &[u8], out: &RequestChannel) -> Routed {
@@ -131,7 +159,14 @@ impl Server {
         envelope: Envelope<'_>,
         out: &RequestChannel,
     ) -> Routed {
+        // A response is never answered, not even a malformed one: two peers that both
+        // answered what they could not read would answer each other for ever.
+        let response = envelope.is_response();
         match envelope.classify() {
+            Err((id, error)) if response => {
+                tracing::debug!(?id, %error.message, "ignoring a malformed response");
+                Routed::Reply(None)
+            }
             Err((id, error)) => Routed::Reply(Some(error_frame(id.as_ref(), &error))),
             Ok(Incoming::Notification { method, params }) => {
                 self.notification(session, &method, params);
@@ -146,7 +181,14 @@ impl Server {
                         RpcError::internal(format!("malformed error object: {}", error.get()))
                     })),
                 };
-                session.outgoing().complete(id.as_ref(), answer);
+                if let Some(answer) = session.outgoing().complete(id.as_ref(), answer) {
+                    if self.in_cluster() && session.key().is_some() {
+                        // Another replica asked: it gets the answer.
+                        self.forward_answer(session, id.as_ref(), answer);
+                    } else {
+                        tracing::debug!(?id, "dropping a response to no pending request");
+                    }
+                }
                 Routed::Reply(None)
             }
             Ok(Incoming::Request { id, method, params }) => self
@@ -164,7 +206,7 @@ impl Server {
         out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let reply = |result: &str| Ok(Routed::Reply(Some(response_frame(id, result))));
-        if super::modern::is_modern(method, params) {
+        if out.stateless_only || super::modern::is_modern(method, params) {
             return self.modern_request(session, id, method, params, out);
         }
         match method {

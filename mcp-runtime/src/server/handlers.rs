@@ -56,21 +56,38 @@ struct HandlerRequest<'a> {
 impl HandlerRequest<'_> {
     /// Registers the request as in flight and builds its [`Context`].
     fn begin(&self, meta: Option<RequestMeta>) -> Result<(Context, CancellationToken), RpcError> {
+        self.begin_handler(meta, false)
+            .map(|(ctx, cancel, _)| (ctx, cancel))
+    }
+
+    /// [`HandlerRequest::begin`], and with `stoppable` a token of the handler's own, which
+    /// cancels its context (`ctx.is_cancelled()`) without cancelling the request: a tool
+    /// stopped by its time limit is still answered.
+    fn begin_handler(
+        &self,
+        meta: Option<RequestMeta>,
+        stoppable: bool,
+    ) -> Result<(Context, CancellationToken, CancellationToken), RpcError> {
         let cancel = self.session.begin(self.id).ok_or_else(|| {
             RpcError::invalid_request(format!(
                 "a request with id {} is already in flight",
                 self.id
             ))
         })?;
+        let stop = if stoppable {
+            cancel.child_token()
+        } else {
+            cancel.clone()
+        };
         let ctx = Context::new(
             self.server.clone(),
             Arc::clone(self.session),
             self.out.clone(),
             self.id.clone(),
             meta.and_then(|m| m.progress_token),
-            cancel.clone(),
+            stop.clone(),
         );
-        Ok((ctx, cancel))
+        Ok((ctx, cancel, stop))
     }
 
     /// Runs `handler` concurrently; `respond` turns its outcome (or its panic message) into
@@ -185,7 +202,7 @@ impl Server {
         })?;
         let descriptor = tool.descriptor;
         let caller = out.auth.as_deref();
-        let audit = AuditCall::begin(
+        let mut audit = AuditCall::begin(
             self.audit(),
             descriptor.name,
             caller.map(|c| c.subject.as_str()),
@@ -200,7 +217,7 @@ impl Server {
             );
             if let Err(refusal) = policy.evaluate(&request) {
                 tracing::info!(tool = descriptor.name, stage = %refusal.stage, "tool call refused");
-                if let Some(audit) = audit {
+                if let Some(audit) = audit.take() {
                     audit.end(Outcome::Denied, Some(&refusal.stage));
                 }
                 let mut result = refusal.into_result(descriptor.name);
@@ -214,7 +231,15 @@ impl Server {
             }
         }
         // A tool with task support may become a task when the client declares tasks.
-        let task = self.task_slot(descriptor.task, session, out.round_trip.is_some())?;
+        // A call refused from here on is a protocol error, and recorded as one.
+        let refused = |audit: &mut Option<AuditCall>| {
+            if let Some(audit) = audit.take() {
+                audit.end(Outcome::ProtocolError, None);
+            }
+        };
+        let task = self
+            .task_slot(descriptor.task, session, out.round_trip.is_some())
+            .inspect_err(|_| refused(&mut audit))?;
         let with_task;
         let out = match task {
             Some(slot) => {
@@ -232,12 +257,15 @@ impl Server {
             id,
             out,
         };
-        let (ctx, cancel) = request.begin(p.meta)?;
+        let limit = descriptor.timeout.or(self.tool_timeout());
+        let (ctx, cancel, stop) = request
+            .begin_handler(p.meta, limit.is_some())
+            .inspect_err(|_| refused(&mut audit))?;
         let wraps_output = tool.wraps_output;
         let args = Arguments::new(p.arguments);
         let call = (descriptor.call)(ctx, args);
-        let call = match descriptor.timeout.or(self.tool_timeout()) {
-            Some(limit) => with_time_limit(call, limit, descriptor.name),
+        let call = match limit {
+            Some(limit) => with_time_limit(call, limit, descriptor.name, stop),
             None => call,
         };
         let round_trip = out.round_trip.clone();
@@ -361,16 +389,19 @@ impl Server {
 }
 
 /// A tool call that ends with a tool error once it has run for `limit`; the handler is
-/// dropped then, at its next `.await`.
+/// dropped then, at its next `.await`, and its context cancelled (`stop`), which work it
+/// moved off the runtime (`spawn_blocking`) sees in `ctx.is_cancelled()`.
 fn with_time_limit(
     call: crate::registry::ToolFuture,
     limit: std::time::Duration,
     name: &'static str,
+    stop: CancellationToken,
 ) -> crate::registry::ToolFuture {
     Box::pin(async move {
         match tokio::time::timeout(limit, call).await {
             Ok(result) => result,
             Err(_) => {
+                stop.cancel();
                 tracing::warn!(tool = name, ?limit, "tool timed out and was stopped");
                 CallToolResult::error(format!(
                     "tool `{name}` did not finish within {} and was stopped",
@@ -398,7 +429,8 @@ pub(crate) fn shape_result(
     wraps_output: bool,
 ) {
     if let Some(structured) = result.structured_content.take() {
-        let structured = if wraps_output {
+        // `structuredContent` is an object: anything else is wrapped, as its schema is.
+        let structured = if wraps_output || !structured.is_object() {
             serde_json::json!({ "result": structured })
         } else {
             structured

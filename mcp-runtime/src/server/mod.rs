@@ -1,6 +1,7 @@
 //! The server: its builder, its catalogue, and the dispatch of messages.
 
 mod changes;
+pub(crate) mod cluster;
 mod completion;
 mod dispatch;
 mod handlers;
@@ -109,6 +110,11 @@ struct ServerInner {
     sessions: Mutex<Vec<Weak<Session>>>,
     /// The open `subscriptions/listen` requests (2026-07-28).
     listeners: subscriptions::Listeners,
+    /// The other replicas, when the server is one of several.
+    bus: Option<Arc<dyn crate::cluster::Bus>>,
+    /// This process's sessions by their shared key (the `Mcp-Session-Id`), for events about
+    /// them from other replicas.
+    keyed_sessions: Mutex<std::collections::HashMap<String, Weak<Session>>>,
     /// Kinds of list changed since the last `list_changed` notifications went out.
     pending_changes: AtomicU8,
     /// The schema profiles served, and which client gets which.
@@ -169,6 +175,7 @@ pub struct ServerBuilder {
     list_cache: modern::CacheHint,
     read_cache: modern::CacheHint,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
+    bus: Option<Arc<dyn crate::cluster::Bus>>,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
 }
@@ -209,6 +216,7 @@ impl Server {
                 public: false,
             },
             task_store: None,
+            bus: None,
             task_ttl: Some(DEFAULT_TASK_TTL),
             task_poll_interval: Duration::from_millis(500),
         }
@@ -220,7 +228,8 @@ impl Server {
     }
 
     /// Serves as the command line says: on standard input and output by default, on
-    /// Streamable HTTP at `/mcp` with `--http ADDR` (feature `http`).
+    /// Streamable HTTP at `/mcp` with `--http ADDR` anywhere among the arguments (feature
+    /// `http`). Other arguments are the program's own and are not looked at.
     pub async fn serve(&self) -> crate::Result<()> {
         match http_address(std::env::args().skip(1))? {
             None => self.serve_stdio().await,
@@ -272,7 +281,8 @@ impl Server {
         self.inner.max_in_flight
     }
 
-    /// How long calls in flight may go on after a stdio client closed its input.
+    /// How long calls in flight may go on after a stdio client closed its input, or after
+    /// an HTTP server was told to stop.
     pub fn shutdown_grace(&self) -> Duration {
         self.inner.shutdown_grace
     }
@@ -500,8 +510,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets how long the calls in flight may go on after a stdio client closed its input
-    /// (5 s unless set); then they are cancelled and the server exits.
+    /// Sets how long the calls in flight may go on after a stdio client closed its input,
+    /// or after an HTTP server got SIGTERM or Ctrl-C (5 s unless set); then they are
+    /// cancelled and the server exits.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
         self
@@ -557,6 +568,14 @@ impl ServerBuilder {
     /// [`InMemoryTaskStore`]: crate::tasks::InMemoryTaskStore
     pub fn task_store(mut self, store: Arc<dyn crate::tasks::TaskStore>) -> Self {
         self.task_store = Some(store);
+        self
+    }
+
+    /// Makes this server one replica of several: changes, task states, session states and
+    /// clients' answers go to the others over `bus`, and theirs come here (see
+    /// [`cluster`](crate::cluster); the `redis` feature provides one).
+    pub fn bus(mut self, bus: Arc<dyn crate::cluster::Bus>) -> Self {
+        self.bus = Some(bus);
         self
     }
 
@@ -653,7 +672,7 @@ impl ServerBuilder {
         };
         let initialize_results = ProtocolVersion::HANDSHAKE
             .map(|v| initialize_result(&self.info, self.instructions.as_deref(), capabilities, v));
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 page_size: self.page_size,
@@ -695,6 +714,8 @@ impl ServerBuilder {
                 catalogue: RwLock::new(Arc::new(catalogue)),
                 sessions: Mutex::new(Vec::new()),
                 listeners: subscriptions::Listeners::default(),
+                bus: self.bus.clone(),
+                keyed_sessions: Mutex::new(std::collections::HashMap::new()),
                 pending_changes: AtomicU8::new(0),
                 schema_profiles: ServerProfiles::new(
                     self.schema_profile,
@@ -702,7 +723,9 @@ impl ServerBuilder {
                     self.client_schema_profiles,
                 ),
             }),
-        })
+        };
+        server.join_cluster();
+        Ok(server)
     }
 
     /// Builds the server and serves it on standard input and output until the client closes
@@ -786,22 +809,23 @@ fn initialize_result(
     result.to_string()
 }
 
-/// The address of `--http ADDR` (or `--http=ADDR`), if given.
+/// The address of `--http ADDR` (or `--http=ADDR`), if given anywhere on the command line;
+/// the program's other arguments are its own.
 fn http_address(mut args: impl Iterator<Item = String>) -> crate::Result<Option<String>> {
-    let Some(arg) = args.next() else {
-        return Ok(None);
-    };
-    if let Some(addr) = arg.strip_prefix("--http=") {
-        return Ok(Some(addr.to_owned()));
+    while let Some(arg) = args.next() {
+        if let Some(addr) = arg.strip_prefix("--http=") {
+            return Ok(Some(addr.to_owned()));
+        }
+        if arg == "--http" {
+            return match args.next() {
+                Some(addr) if !addr.starts_with("--") => Ok(Some(addr)),
+                _ => Err(crate::Error::Usage(
+                    "--http needs an address, e.g. --http 127.0.0.1:8080".into(),
+                )),
+            };
+        }
     }
-    if arg == "--http" {
-        return args.next().map(Some).ok_or_else(|| {
-            crate::Error::Usage("--http needs an address, e.g. --http 127.0.0.1:8080".into())
-        });
-    }
-    Err(crate::Error::Usage(format!(
-        "unknown argument `{arg}`; run with no arguments for stdio, or --http ADDR"
-    )))
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -821,6 +845,12 @@ mod tests {
         );
         assert_eq!(parse(&["--http=[::1]:2"]), Ok(Some("[::1]:2".into())));
         assert!(parse(&["--http"]).is_err());
-        assert!(parse(&["--verbose"]).is_err());
+        assert!(parse(&["--http", "--verbose"]).is_err());
+        // The program's own arguments are left to it.
+        assert_eq!(parse(&["--verbose"]), Ok(None));
+        assert_eq!(
+            parse(&["--db", "notes.db", "--http", "127.0.0.1:1"]),
+            Ok(Some("127.0.0.1:1".into()))
+        );
     }
 }

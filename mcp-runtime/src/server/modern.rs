@@ -62,23 +62,99 @@ impl CacheHint {
     }
 }
 
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
 /// The request metadata every stateless request carries.
-#[derive(Deserialize)]
 struct RequestMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
     protocol_version: Option<String>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
     client_capabilities: Option<Map<String, Value>>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
     client_info: Option<Implementation>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
     log_level: Option<LogLevel>,
 }
 
+impl RequestMeta {
+    /// Reads `_meta`; a field of the wrong type is refused naming it in `invalidMeta`.
+    fn read(raw: &RawValue) -> Result<RequestMeta, RpcError> {
+        let Fields(entries) = serde_json::from_str(raw.get())
+            .map_err(|_| invalid_meta("_meta", "`_meta` must be an object".to_owned()))?;
+        let mut fields = std::collections::HashMap::with_capacity(entries.len());
+        for (key, value) in entries {
+            if key.starts_with("io.modelcontextprotocol/") && fields.contains_key(&key) {
+                return Err(invalid_meta(
+                    &key,
+                    format!("`{key}` is given twice in `_meta`"),
+                ));
+            }
+            fields.insert(key, value);
+        }
+        fn field<'a, T: Deserialize<'a>>(
+            fields: &std::collections::HashMap<std::borrow::Cow<'a, str>, &'a RawValue>,
+            key: &str,
+            expected: &str,
+        ) -> Result<Option<T>, RpcError> {
+            match fields.get(key) {
+                None => Ok(None),
+                Some(raw) if raw.get() == "null" => Ok(None),
+                Some(raw) => serde_json::from_str(raw.get()).map(Some).map_err(|_| {
+                    invalid_meta(
+                        key,
+                        format!("`{key}` in `_meta` must be {expected}, not {}", raw.get()),
+                    )
+                }),
+            }
+        }
+        Ok(RequestMeta {
+            protocol_version: field(&fields, META_VERSION, "a protocol revision (a string)")?,
+            client_capabilities: field(&fields, META_CAPABILITIES, "an object")?,
+            client_info: field(
+                &fields,
+                META_CLIENT_INFO,
+                "an object with `name` and `version`",
+            )?,
+            log_level: field(&fields, META_LOG_LEVEL, "a log level such as \"info\"")?,
+        })
+    }
+}
+
+/// The members of a JSON object in order, repeated keys and all (a map keeps the last).
+struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Fields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) =
+                    map.next_entry::<std::borrow::Cow<'de, str>, &'de RawValue>()?
+                {
+                    entries.push(entry);
+                }
+                Ok(Fields(entries))
+            }
+        }
+        deserializer.deserialize_map(Visit)
+    }
+}
+
+/// Invalid request metadata is refused with -32602 (HTTP 400): `invalidMeta` names the
+/// field at fault.
+fn invalid_meta(field: &str, message: String) -> RpcError {
+    RpcError::invalid_params(message).with_data(json!({ "invalidMeta": field }))
+}
+
 #[derive(Deserialize)]
-struct MetaOnly {
-    #[serde(rename = "_meta")]
-    meta: Option<RequestMeta>,
+struct MetaOnly<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<&'a RawValue>,
     #[serde(rename = "inputResponses", default)]
     input_responses: Option<Map<String, Value>>,
     #[serde(rename = "requestState", default)]
@@ -222,7 +298,22 @@ impl RoundTrip {
 /// in its `_meta`. Every request of either era is asked, so the key is looked for at each
 /// `/` only, not with a general substring search.
 pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
-    method == "server/discover" || params.is_some_and(|p| names_a_revision(p.get().as_bytes()))
+    method == "server/discover"
+        || params.is_some_and(|p| names_a_revision(p.get().as_bytes()) && in_meta(p))
+}
+
+/// Whether the key found in the parameters is in their `_meta`, not in an argument that
+/// happens to hold the same text.
+fn in_meta(params: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct MetaOf<'a> {
+        #[serde(rename = "_meta", borrow, default)]
+        meta: Option<&'a RawValue>,
+    }
+    serde_json::from_str::<MetaOf<'_>>(params.get())
+        .ok()
+        .and_then(|p| p.meta)
+        .is_some_and(|meta| names_a_revision(meta.get().as_bytes()))
 }
 
 fn names_a_revision(params: &[u8]) -> bool {
@@ -276,18 +367,33 @@ impl Server {
         params: Option<&RawValue>,
         out: &RequestChannel,
     ) -> Result<Routed, RpcError> {
-        let p: MetaOnly = parse_params(params)?;
-        // Invalid request metadata is refused with -32602 (HTTP 400): `invalidMeta` names
-        // the field at fault.
-        let invalid_meta = |field: &str, message: String| {
-            RpcError::invalid_params(message).with_data(json!({ "invalidMeta": field }))
+        // A method this era lacks is not found, whatever its metadata says.
+        let known = match method {
+            "tools/list" | "tools/call" => self.has_capability(super::Capability::Tools),
+            "prompts/list" | "prompts/get" => self.has_capability(super::Capability::Prompts),
+            "resources/list" | "resources/templates/list" | "resources/read" => {
+                self.has_capability(super::Capability::Resources)
+            }
+            "completion/complete" => {
+                self.has_capability(super::Capability::Prompts)
+                    || self.has_capability(super::Capability::Resources)
+            }
+            // `ping` went with the handshake: a stateless request stands alone.
+            "server/discover" | "subscriptions/listen" => true,
+            "tasks/get" | "tasks/update" | "tasks/cancel" => self.serves_tasks(),
+            _ => false,
         };
-        let meta = p.meta.ok_or_else(|| {
+        if !known {
+            return Err(RpcError::method_not_found(method));
+        }
+        let p: MetaOnly<'_> = parse_params(params)?;
+        let meta = p.meta.filter(|m| m.get() != "null").ok_or_else(|| {
             invalid_meta(
                 "_meta",
                 format!("`_meta` with `{META_VERSION}` is required"),
             )
         })?;
+        let meta = RequestMeta::read(meta)?;
         let requested = meta.protocol_version.ok_or_else(|| {
             invalid_meta(META_VERSION, format!("`_meta` must carry `{META_VERSION}`"))
         })?;
@@ -325,24 +431,6 @@ impl Server {
                 &complete(&result, cache),
             ))))
         };
-        let known = match method {
-            "tools/list" | "tools/call" => self.has_capability(super::Capability::Tools),
-            "prompts/list" | "prompts/get" => self.has_capability(super::Capability::Prompts),
-            "resources/list" | "resources/templates/list" | "resources/read" => {
-                self.has_capability(super::Capability::Resources)
-            }
-            "completion/complete" => {
-                self.has_capability(super::Capability::Prompts)
-                    || self.has_capability(super::Capability::Resources)
-            }
-            // `ping` went with the handshake: a stateless request stands alone.
-            "server/discover" | "subscriptions/listen" => true,
-            "tasks/get" | "tasks/update" | "tasks/cancel" => self.serves_tasks(),
-            _ => false,
-        };
-        if !known {
-            return Err(RpcError::method_not_found(method));
-        }
         match method {
             "server/discover" => reply(self.discover_result(), None),
             "tools/list" => reply(self.list_tools(version, params)?, lists),

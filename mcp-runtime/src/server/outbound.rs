@@ -78,6 +78,24 @@ impl Outbound {
 }
 
 impl OutboundQueue {
+    /// A further queue that frames taken from this one are moved into (for a writer thread):
+    /// it shares this queue's count, so a frame still counts against the budget until the
+    /// writer has taken it from there.
+    pub(crate) fn forwarder(&self) -> (Outbound, OutboundQueue) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (
+            Outbound {
+                tx,
+                queued: Arc::clone(&self.queued),
+                budget: usize::MAX,
+            },
+            OutboundQueue {
+                rx,
+                queued: Arc::clone(&self.queued),
+            },
+        )
+    }
+
     /// The next frame; `None` once every sender is gone.
     pub(crate) async fn recv(&mut self) -> Option<Frame> {
         let frame = self.rx.recv().await?;
@@ -115,5 +133,19 @@ mod tests {
         out.notify(b"abc".to_vec()); // the queue drained: room again
         assert_eq!(queue.try_recv().unwrap(), b"abc");
         assert!(queue.try_recv().is_none());
+    }
+
+    #[tokio::test]
+    async fn frames_moved_to_a_writer_thread_count_until_the_thread_takes_them() {
+        let (out, mut queue) = Outbound::with_budget(10);
+        let (forward, mut writer) = queue.forwarder();
+        out.notify(b"123456".to_vec());
+        // Moved on, not yet written: the budget still sees it.
+        forward.send(queue.try_recv().unwrap());
+        out.notify(b"789012".to_vec()); // dropped
+        assert!(queue.try_recv().is_none());
+        assert_eq!(writer.recv().await.unwrap(), b"123456");
+        out.notify(b"abc".to_vec()); // written: room again
+        assert_eq!(queue.try_recv().unwrap(), b"abc");
     }
 }

@@ -24,8 +24,17 @@ pub(crate) struct OutgoingRequests {
 
 impl OutgoingRequests {
     pub(crate) fn new() -> Self {
+        // Ids start at a random point so that replicas sharing a session never ask two
+        // questions under one id: 2^32 ids from each of 2^20 starting points, all below
+        // 2^53, which JavaScript clients read back exactly.
+        let mut seed = [0u8; 4];
+        let start = if getrandom::fill(&mut seed).is_ok() {
+            i64::from(u32::from_le_bytes(seed) >> 12) << 32
+        } else {
+            0
+        };
         OutgoingRequests {
-            next_id: AtomicI64::new(1),
+            next_id: AtomicI64::new(start + 1),
             pending: Mutex::new(HashMap::new()),
         }
     }
@@ -51,8 +60,12 @@ impl OutgoingRequests {
     }
 
     /// Hands a response to the handler awaiting it; a response to nothing (late, duplicate,
-    /// or never asked) is dropped.
-    pub(crate) fn complete(&self, id: Option<&RequestId>, answer: ClientAnswer) {
+    /// or never asked) is handed back.
+    pub(crate) fn complete(
+        &self,
+        id: Option<&RequestId>,
+        answer: ClientAnswer,
+    ) -> Option<ClientAnswer> {
         let waiter = match id {
             Some(RequestId::Number(n)) => self
                 .pending
@@ -64,8 +77,9 @@ impl OutgoingRequests {
         match waiter {
             Some(waiter) => {
                 let _ = waiter.send(answer);
+                None
             }
-            None => tracing::debug!(?id, "dropping a response to no pending request"),
+            None => Some(answer),
         }
     }
 

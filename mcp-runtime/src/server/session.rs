@@ -69,6 +69,8 @@ pub(crate) struct Session {
     outgoing: OutgoingRequests,
     /// The client's roots, as last listed; cleared when the client says they changed.
     roots: Mutex<Option<Vec<Root>>>,
+    /// The key replicas share the session under (its `Mcp-Session-Id`), when they do.
+    key: OnceLock<String>,
 }
 
 impl Session {
@@ -82,7 +84,37 @@ impl Session {
             notifications,
             outgoing: OutgoingRequests::new(),
             roots: Mutex::new(None),
+            key: OnceLock::new(),
         }
+    }
+
+    /// The key replicas share the session under, if they do.
+    pub(crate) fn key(&self) -> Option<&str> {
+        self.key.get().map(String::as_str)
+    }
+
+    #[cfg(feature = "http")]
+    pub(crate) fn set_key(&self, key: &str) {
+        let _ = self.key.set(key.to_owned());
+    }
+
+    /// The resources the client subscribed to.
+    #[cfg(feature = "http")]
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        let mut uris: Vec<String> = self
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        uris.sort();
+        uris
+    }
+
+    /// Replaces the subscriptions (with another replica's view of them).
+    pub(crate) fn replace_subscriptions(&self, uris: impl IntoIterator<Item = String>) {
+        *self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()) = uris.into_iter().collect();
     }
 
     /// The server's requests to this client awaiting answers.
@@ -248,6 +280,9 @@ pub(crate) struct RequestChannel {
     /// Fires when the transport closes (stdio input ended, HTTP shutdown): long-lived
     /// requests such as `subscriptions/listen` end then.
     pub closing: CancellationToken,
+    /// The transport already knows the request is of the stateless era (its HTTP
+    /// `MCP-Protocol-Version` says so): without `_meta` it is refused as such.
+    pub stateless_only: bool,
 }
 
 impl RequestChannel {
@@ -259,6 +294,7 @@ impl RequestChannel {
             round_trip: None,
             task: None,
             closing: CancellationToken::new(),
+            stateless_only: false,
         }
     }
 

@@ -241,8 +241,15 @@ impl Server {
         response_frame(id, &create_task_result(task))
     }
 
-    /// Tells the listeners following a task its new state (`notifications/tasks`).
+    /// Tells the listeners following a task its new state (`notifications/tasks`), here and
+    /// on every other replica.
     fn announce_task(&self, task: &StoredTask) {
+        self.deliver_task_changed(task);
+        self.publish(crate::cluster::ClusterEvent::TaskChanged { task: task.clone() });
+    }
+
+    /// Tells this process's listeners following a task its new state.
+    pub(crate) fn deliver_task_changed(&self, task: &StoredTask) {
         self.inner.listeners.task_changed(
             &task.task_id,
             task.version,

@@ -49,11 +49,13 @@ impl Server {
         let pending: Pending = Arc::default();
         let (messages_tx, messages) = mpsc::unbounded_channel();
         let demux_pending = Arc::clone(&pending);
+        let server = self.clone();
         tokio::spawn(async move {
             while let Some(frame) = frames.recv().await {
                 if frame.is_empty() {
                     break;
                 }
+                server.trace_out(&frame);
                 let Ok(value) = serde_json::from_slice::<Value>(&frame) else {
                     continue;
                 };

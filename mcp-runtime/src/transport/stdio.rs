@@ -37,8 +37,8 @@ impl Server {
         init_stderr_logging();
         let limit = self.max_message_bytes();
         let mut input = Input::open(limit)?;
-        let mut output = Output::open()?;
         let (out, mut frames) = Outbound::new();
+        let mut output = Output::open(&frames)?;
         let connection = Connection::new(self.clone(), out);
         // Replies are written as soon as they are queued, between two reads.
         loop {
@@ -163,7 +163,7 @@ enum Output {
 }
 
 impl Output {
-    fn open() -> io::Result<Output> {
+    fn open(queue: &OutboundQueue) -> io::Result<Output> {
         #[cfg(target_os = "linux")]
         if let Some(pipe) = pipes::stdout() {
             return Ok(Output::Pipe(Some(tokio::io::BufWriter::with_capacity(
@@ -171,7 +171,8 @@ impl Output {
                 pipe,
             ))));
         }
-        let (frames, queue) = Outbound::new();
+        // Frames handed to the thread count against the queue's budget until written.
+        let (frames, queue) = queue.forwarder();
         let stdout = stdout_writer()?;
         let writer = std::thread::Builder::new()
             .name("mcp-stdout".into())

@@ -17,13 +17,18 @@ pub enum MessageLog {
 }
 
 impl MessageLog {
-    /// The log `MCP_TRACE` asks for: `1`, `true` or `stderr` for standard error, any other
-    /// value a file path; unset, empty or `0` for none.
+    /// The log `MCP_TRACE` asks for: `1`, `true`, `yes`, `on` or `stderr` (in any case) for
+    /// standard error, any other value a file path; unset, empty, `0`, `false`, `no` or
+    /// `off` for none.
     pub fn from_env() -> Option<MessageLog> {
-        let value = std::env::var_os("MCP_TRACE")?;
-        match value.to_str() {
-            Some("" | "0" | "false") => None,
-            Some("1" | "true" | "stderr") => Some(MessageLog::Stderr),
+        MessageLog::parse(&std::env::var_os("MCP_TRACE")?)
+    }
+
+    fn parse(value: &std::ffi::OsStr) -> Option<MessageLog> {
+        let word = value.to_str().map(str::to_ascii_lowercase);
+        match word.as_deref() {
+            Some("" | "0" | "false" | "no" | "off") => None,
+            Some("1" | "true" | "yes" | "on" | "stderr") => Some(MessageLog::Stderr),
             _ => Some(MessageLog::File(PathBuf::from(value))),
         }
     }
@@ -66,5 +71,25 @@ impl MessageTrace {
         let mut sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
         // A log that cannot be written must not stop the server.
         let _ = sink.write_all(&line).and_then(|()| sink.flush());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_read_as_switches_and_anything_else_as_a_path() {
+        let parse = |v: &str| MessageLog::parse(std::ffi::OsStr::new(v));
+        for on in ["1", "true", "YES", "On", "stderr"] {
+            assert_eq!(parse(on), Some(MessageLog::Stderr), "{on}");
+        }
+        for off in ["", "0", "false", "No", "OFF"] {
+            assert_eq!(parse(off), None, "{off}");
+        }
+        assert_eq!(
+            parse("/tmp/mcp.log"),
+            Some(MessageLog::File(PathBuf::from("/tmp/mcp.log")))
+        );
     }
 }

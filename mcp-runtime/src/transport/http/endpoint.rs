@@ -2,7 +2,7 @@
 //! answered with JSON, or with an SSE stream when the handler sends anything before its
 //! response; GET opens the session's own stream; DELETE ends the session.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use super::events::{SseOptions, parse_event_id, sse_response};
 use super::sessions::HttpSession;
 use super::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
+use crate::cluster::SessionRecord;
 use crate::protocol::{Implementation, ProtocolVersion};
 use crate::server::Routed;
 use crate::server::modern::MODERN_VERSIONS;
@@ -51,6 +52,10 @@ enum Body_ {
 }
 
 fn classify(body: &[u8]) -> Body_ {
+    // The peek below skips strings it does not keep without checking them.
+    if std::str::from_utf8(body).is_err() {
+        return Body_::Malformed;
+    }
     let trimmed = body.trim_ascii_start();
     if trimmed.first() == Some(&b'[') {
         return match serde_json::from_slice::<Vec<Peek<'_>>>(trimmed) {
@@ -141,7 +146,12 @@ fn modern_error_status(frame: &[u8]) -> Option<StatusCode> {
     }
 }
 
-fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Arc<HttpSession>, Refusal> {
+/// The session a request names, and — when sessions are shared with other replicas — its
+/// shared record as it was before the request, to tell what the request changed.
+async fn session_of(
+    state: &HttpState,
+    headers: &HeaderMap,
+) -> Result<(Arc<HttpSession>, Option<SessionRecord>), Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return Err((
             StatusCode::BAD_REQUEST,
@@ -149,12 +159,74 @@ fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Arc<HttpSession>
                 .into(),
         ));
     };
-    state.sessions.get(id).ok_or_else(|| {
+    let unknown = || {
         (
             StatusCode::NOT_FOUND,
-            "unknown or expired session: send `initialize` to start a new one".into(),
+            "unknown or expired session: send `initialize` to start a new one".to_owned(),
         )
-    })
+    };
+    let Some(store) = &state.options.session_store else {
+        return state
+            .sessions
+            .get(id)
+            .map(|s| (s, None))
+            .ok_or_else(unknown);
+    };
+    // Shared: the store says whether the session lives (another replica may have ended it)
+    // and what it is now (another may have changed it).
+    let record = match store.get(id, state.options.session_idle_timeout).await {
+        Ok(Some(record)) => record,
+        Ok(None) => {
+            state.sessions.forget(id);
+            return Err(unknown());
+        }
+        Err(e) => return Err((StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
+    };
+    let session = match state.sessions.get(id) {
+        Some(local) => {
+            crate::server::cluster::apply_record(&local.session, &record);
+            local
+        }
+        None => state
+            .sessions
+            .adopt(&record, &state.server, &state.options.event_store)
+            .map_err(no_room_refusal)?,
+    };
+    Ok((session, Some(record)))
+}
+
+/// The answer when no session can be made.
+fn no_room_refusal(no_room: super::sessions::NoRoom) -> Refusal {
+    match no_room {
+        super::sessions::NoRoom::Full => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "every session is busy serving requests: retry once one is done".to_owned(),
+        ),
+        super::sessions::NoRoom::NoId => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "cannot create a session".to_owned(),
+        ),
+    }
+}
+
+/// Writes a shared session's record back when a request changed it (its log level, its
+/// subscriptions), and tells the other replicas.
+async fn share_changes(state: &HttpState, session: &HttpSession, before: Option<SessionRecord>) {
+    let Some(store) = &state.options.session_store else {
+        return;
+    };
+    let Some(after) = crate::server::cluster::record_of(&session.id, &session.session) else {
+        return;
+    };
+    if before.as_ref() == Some(&after) {
+        return;
+    }
+    match store.put(&after, state.options.session_idle_timeout).await {
+        Ok(()) => state
+            .server
+            .publish(crate::cluster::ClusterEvent::SessionChanged { record: after }),
+        Err(e) => tracing::warn!(%e, session = %session.id, "cannot share a session's state"),
+    }
 }
 
 /// Steers one POST's SSE response from inside the handler.
@@ -211,6 +283,7 @@ pub(super) async fn post(
         (None, Err(refusal)) => return refused(refusal),
     };
     let shape = classify(&body);
+    let mut shared_before = None;
     let (http_session, session, new_session) = if modern.is_some() {
         // No session: the request carries everything in its `_meta`.
         (None, Arc::new(Session::new(Outbound::new().0)), false)
@@ -229,17 +302,16 @@ pub(super) async fn post(
             .sessions
             .open(&state.server, &state.options.event_store)
         {
-            Some(s) => {
+            Ok(s) => {
                 let session = Arc::clone(&s.session);
                 (Some(s), session, true)
             }
-            None => {
-                return json_error(StatusCode::INTERNAL_SERVER_ERROR, "cannot create a session");
-            }
+            Err(no_room) => return refused(no_room_refusal(no_room)),
         }
     } else {
-        match session_of(&state, &headers) {
-            Ok(s) => {
+        match session_of(&state, &headers).await {
+            Ok((s, record)) => {
+                shared_before = record;
                 let session = Arc::clone(&s.session);
                 (Some(s), session, false)
             }
@@ -260,6 +332,18 @@ pub(super) async fn post(
                 );
             }
         },
+        None if counted => match Arc::clone(&state.sessionless_in_flight).try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                let mut busy = json_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too many requests in flight: retry in a moment",
+                );
+                busy.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return busy;
+            }
+        },
         _ => None,
     };
 
@@ -278,6 +362,7 @@ pub(super) async fn post(
             close: close.clone(),
             retry: Arc::clone(&close_retry),
         })),
+        stateless_only: modern.is_some(),
     };
     let routed = state.server.route(&session, &body, &channel);
     drop(channel);
@@ -299,7 +384,12 @@ pub(super) async fn post(
     };
     let mut response = match routed {
         Routed::Reply(Some(frame)) => match shape {
-            Body_::Malformed => json_response(StatusCode::BAD_REQUEST, frame),
+            // Not JSON-RPC, or a notification or response that was refused: the transport
+            // answers such a body with an error status, never 200.
+            Body_::Malformed | Body_::NoResponse => {
+                state.server.trace_out(&frame);
+                json_response(StatusCode::BAD_REQUEST, frame)
+            }
             _ => answer(frame),
         },
         Routed::Reply(None) => accepted(),
@@ -386,6 +476,20 @@ pub(super) async fn post(
         state.sessions.remove(&s.id);
         return response;
     }
+    if let Some(s) = &http_session {
+        if new_session {
+            // Shared before the client learns its id, so any replica knows it.
+            if let Some(store) = &state.options.session_store
+                && let Some(record) = crate::server::cluster::record_of(&s.id, &s.session)
+                && let Err(e) = store.put(&record, state.options.session_idle_timeout).await
+            {
+                state.sessions.remove(&s.id);
+                return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+            }
+        } else {
+            share_changes(&state, s, shared_before).await;
+        }
+    }
     if new_session
         && let Some(s) = &http_session
         && let Ok(value) = HeaderValue::from_str(&s.id)
@@ -435,8 +539,6 @@ impl Drop for CancelOnDrop {
 /// How often a quiet stateless stream (a `subscriptions/listen` most of all) sends an SSE
 /// comment, so that intermediaries keep it open and a client that left is noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-
-static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
 
 /// Answers a stateless-era POST with an SSE stream that carries the handler's messages and
 /// then its response, and ends. There is no session, so nothing can resume it.
@@ -512,12 +614,7 @@ fn stream_response(
     close: CancellationToken,
     close_retry: Arc<Mutex<Option<Duration>>>,
 ) -> Response<Body> {
-    let stream = format!(
-        "{}-{}",
-        http_session.id,
-        STREAM_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    http_session.add_stream(&stream);
+    let stream = http_session.new_stream();
     let store = Arc::clone(&state.options.event_store);
     {
         let stream_id = stream.clone();
@@ -596,15 +693,25 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
     if let Err(refusal) = header_version(&headers) {
         return refused(refusal);
     }
-    let http_session = match session_of(&state, &headers) {
-        Ok(s) => s,
+    let http_session = match session_of(&state, &headers).await {
+        Ok((s, _)) => s,
         Err(refusal) => return refused(refusal),
     };
     let store = Arc::clone(&state.options.event_store);
     let resume = headers.get("last-event-id").and_then(|h| h.to_str().ok());
     let (stream, after) = match resume {
         Some(id) => match parse_event_id(id) {
-            Some((stream, seq)) if http_session.owns_stream(stream) => (stream.to_owned(), seq),
+            Some((stream, seq)) if http_session.owns_stream(stream) => {
+                if seq > 0 && store.last(stream).await < seq {
+                    return json_error(
+                        StatusCode::BAD_REQUEST,
+                        &format!(
+                            "Last-Event-ID {id:?}: that stream is no longer kept (it was delivered to its end, or expired)"
+                        ),
+                    );
+                }
+                (stream.to_owned(), seq)
+            }
             _ => {
                 return json_error(
                     StatusCode::BAD_REQUEST,
@@ -672,7 +779,15 @@ pub(super) async fn delete(
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return json_error(StatusCode::BAD_REQUEST, "unreadable Mcp-Session-Id header");
     };
-    if state.sessions.remove(id) {
+    let removed_here = state.sessions.remove(id);
+    let removed = match &state.options.session_store {
+        None => removed_here,
+        Some(store) => match store.remove(id).await {
+            Ok(removed) => removed || removed_here,
+            Err(e) => return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        },
+    };
+    if removed {
         Response::new(Body::empty())
     } else {
         json_error(StatusCode::NOT_FOUND, "unknown or expired session")

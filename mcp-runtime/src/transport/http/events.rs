@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, Response, StatusCode, header};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::Frame;
@@ -62,10 +62,23 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// The sequence number of the last event of a stream (0 when it has none).
     fn last<'a>(&'a self, stream: &'a str) -> EventFuture<'a, u64>;
+
+    /// Drops a complete stream whose every event, its end included, was handed to a live
+    /// connection: no client will resume it. Streams whose connection broke first are kept
+    /// for their retention. The default keeps everything until then.
+    fn forget<'a>(&'a self, stream: &'a str) -> EventFuture<'a, ()> {
+        let _ = stream;
+        Box::pin(async {})
+    }
 }
 
 /// How often complete streams past their retention are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// How many complete streams are kept for resumption at most; beyond, the longest
+/// untouched go first. Streams delivered whole are dropped at once, so only streams whose
+/// connection broke count here.
+const MAX_COMPLETE_STREAMS: usize = 4096;
 
 /// An [`EventStore`] in this process's memory: each stream keeps its latest `capacity`
 /// events, and complete streams are forgotten after `retention`.
@@ -144,6 +157,14 @@ impl EventStore for InMemoryEventStore {
         let last = self.last_now(stream);
         Box::pin(async move { last })
     }
+
+    fn forget<'a>(&'a self, stream: &'a str) -> EventFuture<'a, ()> {
+        let mut streams = self.streams();
+        if streams.get(stream).is_some_and(|log| log.complete) {
+            streams.remove(stream);
+        }
+        Box::pin(async {})
+    }
 }
 
 impl InMemoryEventStore {
@@ -153,6 +174,18 @@ impl InMemoryEventStore {
         let mut swept = self.swept.lock().unwrap_or_else(|p| p.into_inner());
         if swept.elapsed() >= SWEEP_EVERY {
             streams.retain(|_, log| !(log.complete && log.touched.elapsed() > retention));
+            let complete = streams.values().filter(|log| log.complete).count();
+            if complete > MAX_COMPLETE_STREAMS {
+                let mut ages: Vec<Instant> = streams
+                    .values()
+                    .filter(|log| log.complete)
+                    .map(|log| log.touched)
+                    .collect();
+                let excess = complete - MAX_COMPLETE_STREAMS;
+                ages.select_nth_unstable(excess - 1);
+                let cutoff = ages[excess - 1];
+                streams.retain(|_, log| !(log.complete && log.touched <= cutoff));
+            }
             *swept = Instant::now();
         }
         drop(swept);
@@ -185,6 +218,11 @@ impl InMemoryEventStore {
             loop {
                 let changed = {
                     let mut streams = self.streams();
+                    if after > 0 && !streams.contains_key(stream) {
+                        // Resuming a stream that is gone: there is nothing to follow.
+                        return StreamRead::default();
+                    }
+                    // A stream followed from its start may not have its first event yet.
                     let log = streams
                         .entry(stream.to_owned())
                         .or_insert_with(StreamLog::new);
@@ -270,6 +308,7 @@ pub(crate) fn sse_response(
     options: SseOptions,
 ) -> Response<Body> {
     let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let (drained_tx, drained) = oneshot::channel();
     tokio::spawn(async move {
         let _on_end = OnEnd(options.on_end);
         if let Some(retry) = options.priming_retry {
@@ -309,17 +348,34 @@ pub(crate) fn sse_response(
                 }
                 cursor = seq;
             }
-            if !read.known || (read.complete && store.last(&stream).await <= cursor) {
+            if !read.known {
+                return;
+            }
+            if read.complete && store.last(&stream).await <= cursor {
+                // Everything is out: once the connection has taken the last byte, nobody
+                // will resume this stream.
+                drop(tx);
+                if drained.await.is_ok() {
+                    store.forget(&stream).await;
+                }
                 return;
             }
         }
     });
-    sse_body(rx)
+    sse_body_then(rx, Some(drained_tx))
 }
 
 /// An SSE response whose body is what arrives on `rx`.
 pub(crate) fn sse_body(rx: mpsc::Receiver<Bytes>) -> Response<Body> {
-    let mut response = Response::new(Body::from_stream(ReceiverStream(rx)));
+    sse_body_then(rx, None)
+}
+
+/// [`sse_body`], telling `drained` when the connection took the whole body.
+fn sse_body_then(
+    rx: mpsc::Receiver<Bytes>,
+    drained: Option<oneshot::Sender<()>>,
+) -> Response<Body> {
+    let mut response = Response::new(Body::from_stream(ReceiverStream { rx, drained }));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(
@@ -341,13 +397,24 @@ async fn fired(token: Option<&CancellationToken>) {
 }
 
 /// A receiver as a stream of body chunks.
-pub(crate) struct ReceiverStream(pub(crate) mpsc::Receiver<Bytes>);
+pub(crate) struct ReceiverStream {
+    rx: mpsc::Receiver<Bytes>,
+    /// Told when the body was read to its end (dropped untold when the connection went
+    /// first).
+    drained: Option<oneshot::Sender<()>>,
+}
 
 impl futures_core::Stream for ReceiverStream {
     type Item = Result<Bytes, Infallible>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx).map(|chunk| chunk.map(Ok))
+        let next = self.rx.poll_recv(cx);
+        if let Poll::Ready(None) = next
+            && let Some(drained) = self.drained.take()
+        {
+            let _ = drained.send(());
+        }
+        next.map(|chunk| chunk.map(Ok))
     }
 }
 

@@ -79,16 +79,32 @@ pub(super) fn check_modern(
 ) -> Option<Result<(), String>> {
     let header_says =
         header_text(headers, VERSION_HEADER).is_some_and(|v| MODERN_VERSIONS.contains(&v));
-    let body_says = body
+    let body_may = body
         .windows(META_VERSION_KEY.len())
         .any(|w| w == META_VERSION_KEY.as_bytes());
+    if !header_says && !body_may {
+        return None;
+    }
+    // A body that cannot be read as a request has nothing to compare the headers with: the
+    // dispatch says what is wrong with it (-32700, -32600).
+    let Ok(named) = serde_json::from_slice::<Named<'_>>(body) else {
+        return header_says.then_some(Ok(()));
+    };
+    // The key may be in an argument's text: only `_meta` makes the request stateless.
+    let body_says = named
+        .params
+        .as_ref()
+        .and_then(|p| p.meta.as_ref())
+        .is_some_and(|m| m.protocol_version.is_some());
     if !header_says && !body_says {
         return None;
     }
-    let named: Option<Named<'_>> = serde_json::from_slice(body).ok();
-    let method = named.as_ref().and_then(|n| n.method.as_deref());
-    let params = named.as_ref().and_then(|n| n.params.as_ref());
-    Some(check(headers, method, params, server))
+    Some(check(
+        headers,
+        named.method.as_deref(),
+        named.params.as_ref(),
+        server,
+    ))
 }
 
 fn check(

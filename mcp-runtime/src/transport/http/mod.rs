@@ -36,7 +36,7 @@ use axum::serve::ListenerExt;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use events::{EventStore, InMemoryEventStore, StreamRead};
+pub use events::{EventFuture, EventStore, InMemoryEventStore, StreamRead};
 pub use security::{AuthRejection, TokenVerifier};
 
 use crate::protocol::{RpcError, error_frame};
@@ -66,8 +66,10 @@ pub struct HttpOptions {
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
     pub(crate) max_in_flight_per_session: usize,
+    pub(crate) max_in_flight_sessionless: usize,
     pub(crate) stateless: bool,
     pub(crate) event_store: Arc<dyn EventStore>,
+    pub(crate) session_store: Option<Arc<dyn crate::cluster::SessionStore>>,
     pub(crate) sse_retry: Duration,
     pub(crate) auth: Option<Arc<dyn TokenVerifier>>,
     pub(crate) required_scopes: Vec<String>,
@@ -89,8 +91,10 @@ impl Default for HttpOptions {
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             max_in_flight_per_session: 64,
+            max_in_flight_sessionless: 1024,
             stateless: false,
             event_store: Arc::new(InMemoryEventStore::default()),
+            session_store: None,
             sse_retry: Duration::from_millis(1000),
             auth: None,
             required_scopes: Vec::new(),
@@ -145,6 +149,14 @@ impl HttpOptions {
         self
     }
 
+    /// The most requests without a session (2026-07-28 requests, or every request of a
+    /// [stateless](HttpOptions::stateless) endpoint) in flight at once, over all clients
+    /// (1024 unless set); more get 503 with `Retry-After`.
+    pub fn max_in_flight_sessionless(mut self, requests: usize) -> Self {
+        self.max_in_flight_sessionless = requests;
+        self
+    }
+
     /// Serve without sessions: every request stands alone and is answered with JSON. For
     /// deployments behind load balancers; server-to-client requests and the GET stream are
     /// unavailable.
@@ -156,6 +168,13 @@ impl HttpOptions {
     /// Where SSE events are kept for resumption ([`InMemoryEventStore`] by default).
     pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.event_store = store;
+        self
+    }
+
+    /// Keeps handshake-era sessions in `store`, shared with other replicas, so that any of
+    /// them serves a request naming a session (see [`cluster`](crate::cluster)).
+    pub fn session_store(mut self, store: Arc<dyn crate::cluster::SessionStore>) -> Self {
+        self.session_store = Some(store);
         self
     }
 
@@ -207,6 +226,8 @@ pub(crate) struct HttpState {
     /// Fires at shutdown once every handler has finished: the streams that follow a request
     /// send what is stored and end, even one whose events the store no longer has.
     pub drained: CancellationToken,
+    /// Requests without a session in flight (see `max_in_flight_sessionless`).
+    pub sessionless_in_flight: Arc<tokio::sync::Semaphore>,
     #[cfg(feature = "legacy-sse")]
     pub legacy: legacy_sse::LegacySessions,
 }
@@ -238,6 +259,7 @@ impl Server {
         let shutdown = state.shutdown.clone();
         let drained = state.drained.clone();
         let tasks = state.tasks.clone();
+        let grace = self.shutdown_grace();
         // Without TCP_NODELAY each small SSE event waits for the peer's delayed ACK (~40 ms).
         let listener = listener.tap_io(|tcp| {
             if let Err(e) = tcp.set_nodelay(true) {
@@ -252,13 +274,22 @@ impl Server {
                 // once every handler is done, no stream has anything left to wait for.
                 tokio::spawn(async move {
                     tasks.close();
-                    tasks.wait().await;
+                    // Calls get the grace period to finish; the streams of those still
+                    // running then end, and the calls are dropped with the runtime.
+                    if tokio::time::timeout(grace, tasks.wait()).await.is_err() {
+                        tracing::warn!(
+                            running = tasks.len(),
+                            ?grace,
+                            "calls still running after the shutdown grace period are stopped"
+                        );
+                    }
                     drained.cancel();
                 });
             })
             .await?;
+        // The grace period was spent above, while the connections closed.
         state.tasks.close();
-        state.tasks.wait().await;
+        let _ = tokio::time::timeout(Duration::from_millis(100), state.tasks.wait()).await;
         state.sessions.clear();
         Ok(())
     }
@@ -276,8 +307,12 @@ impl Server {
             options.max_sessions,
             options.max_in_flight_per_session,
         );
+        let sessionless_in_flight = Arc::new(tokio::sync::Semaphore::new(
+            options.max_in_flight_sessionless.max(1),
+        ));
         let state = Arc::new(HttpState {
             server: self.clone(),
+            sessionless_in_flight,
             options,
             sessions,
             tasks: TaskTracker::new(),

@@ -9,8 +9,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use super::events::EventStore;
+use crate::cluster::SessionRecord;
+use crate::protocol::ProtocolVersion;
 use crate::server::Server;
-use crate::server::session::{Outbound, Session};
+use crate::server::cluster::apply_record;
+use crate::server::session::{Negotiated, Outbound, Session};
 
 /// One client's session over HTTP.
 pub(crate) struct HttpSession {
@@ -22,8 +25,6 @@ pub(crate) struct HttpSession {
     pub standalone: String,
     /// Whether a GET stream is open (only one may be, so no message goes out twice).
     pub standalone_open: AtomicBool,
-    /// The response streams opened for this session's requests, for `Last-Event-ID`.
-    streams: Mutex<Vec<String>>,
     last_seen_ms: AtomicU64,
 }
 
@@ -33,24 +34,41 @@ impl HttpSession {
             .store(epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
 
-    pub(crate) fn add_stream(&self, stream: &str) {
-        let mut streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
-        // Streams are kept for resumption; the oldest are forgotten past a bound.
-        if streams.len() >= 1024 {
-            streams.remove(0);
-        }
-        streams.push(stream.to_owned());
+    /// A new name for the response stream of one of this session's requests: unique on
+    /// every replica, and starting with the session's id, which is what makes it the
+    /// session's.
+    pub(crate) fn new_stream(&self) -> String {
+        let n = STREAM_COUNTER.fetch_add(1, Ordering::Relaxed);
+        format!("{}-{}-{n}", self.id, replica_id())
     }
 
+    /// Whether a stream (named in a `Last-Event-ID`) is one of this session's.
     pub(crate) fn owns_stream(&self, stream: &str) -> bool {
-        stream == self.standalone
-            || self
-                .streams
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .any(|s| s == stream)
+        stream
+            .strip_prefix(self.id.as_str())
+            .is_some_and(|rest| rest.starts_with('-'))
     }
+}
+
+static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// Why no session could be made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoRoom {
+    /// The table is full of sessions that are serving requests.
+    Full,
+    /// No random id could be made, or a shared record is unreadable.
+    NoId,
+}
+
+/// This process's random name among replicas, in stream names.
+fn replica_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let mut bytes = [0u8; 4];
+        let _ = getrandom::fill(&mut bytes);
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    })
 }
 
 /// Every live session.
@@ -78,23 +96,58 @@ impl SessionTable {
     }
 
     /// Opens a session: a fresh random id, and a task that carries the session's own
-    /// notifications into its standalone stream.
+    /// notifications into its standalone stream. This process delivers the session's
+    /// notifications (list changes, resource updates), also when other replicas serve it.
     pub(crate) fn open(
         &self,
         server: &Server,
         store: &Arc<dyn EventStore>,
-    ) -> Option<Arc<HttpSession>> {
-        let id = new_session_id()?;
+    ) -> Result<Arc<HttpSession>, NoRoom> {
+        let id = new_session_id().ok_or(NoRoom::NoId)?;
+        let http = self.insert(id, server, store)?;
+        server.register_session(&http.session);
+        Ok(http)
+    }
+
+    /// A local copy of a session another replica opened, from its shared record. Its
+    /// notifications are delivered by the replica that opened it, not from here.
+    pub(crate) fn adopt(
+        &self,
+        record: &SessionRecord,
+        server: &Server,
+        store: &Arc<dyn EventStore>,
+    ) -> Result<Arc<HttpSession>, NoRoom> {
+        let version = record
+            .protocol_version
+            .parse::<ProtocolVersion>()
+            .map_err(|_| NoRoom::NoId)?;
+        let http = self.insert(record.id.clone(), server, store)?;
+        http.session.initialize(Negotiated {
+            version,
+            client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
+            client_capabilities: record.client_capabilities.clone(),
+        });
+        apply_record(&http.session, record);
+        Ok(http)
+    }
+
+    fn insert(
+        &self,
+        id: String,
+        server: &Server,
+        store: &Arc<dyn EventStore>,
+    ) -> Result<Arc<HttpSession>, NoRoom> {
+        self.make_room()?;
         let (notifications, mut frames) = Outbound::new();
         let session = Arc::new(Session::new(notifications));
-        server.register_session(&session);
+        session.set_key(&id);
+        server.key_session(&id, &session);
         let http = Arc::new(HttpSession {
             standalone: format!("{id}-get"),
             id: id.clone(),
             session,
             in_flight: Arc::new(Semaphore::new(self.max_in_flight)),
             standalone_open: AtomicBool::new(false),
-            streams: Mutex::new(Vec::new()),
             last_seen_ms: AtomicU64::new(0),
         });
         http.touch(self.epoch);
@@ -111,26 +164,40 @@ impl SessionTable {
             }
             store.complete(&stream).await;
         });
+        self.map().insert(id, Arc::clone(&http));
+        Ok(http)
+    }
+
+    /// When the table is full, ends the session idle the longest among those serving
+    /// nothing; when every session is serving a request, there is no room.
+    fn make_room(&self) -> Result<(), NoRoom> {
         let mut map = self.map();
-        if map.len() >= self.max_sessions {
-            // Full: the session idle the longest makes room.
-            if let Some(oldest) = map
-                .values()
-                .min_by_key(|s| s.last_seen_ms.load(Ordering::Relaxed))
-                .map(|s| s.id.clone())
-                && let Some(evicted) = map.remove(&oldest)
-            {
-                close(&evicted);
-            }
+        if map.len() < self.max_sessions {
+            return Ok(());
         }
-        map.insert(id, Arc::clone(&http));
-        Some(http)
+        let oldest = map
+            .values()
+            .filter(|s| s.in_flight.available_permits() == self.max_in_flight)
+            .min_by_key(|s| s.last_seen_ms.load(Ordering::Relaxed))
+            .map(|s| s.id.clone())
+            .ok_or(NoRoom::Full)?;
+        if let Some(evicted) = map.remove(&oldest) {
+            close(&evicted);
+        }
+        Ok(())
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
         let session = self.map().get(id).cloned()?;
         session.touch(self.epoch);
         Some(session)
+    }
+
+    /// Drops the local copy of a session that ended elsewhere.
+    pub(crate) fn forget(&self, id: &str) {
+        if let Some(session) = self.map().remove(id) {
+            close(&session);
+        }
     }
 
     /// Ends a session; false when there was none.

@@ -10,4 +10,9 @@ async fn rollback() -> &'static str {
     "rolled back"
 }
 
+#[tool(timeout = "0s")]
+async fn instant() -> &'static str {
+    "never"
+}
+
 fn main() {}

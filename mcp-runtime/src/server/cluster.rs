@@ -1,0 +1,125 @@
+//! This server as one replica of several: what it publishes on the bus, and what it does
+//! with what the other replicas publish (see [`crate::cluster`]).
+
+use std::sync::{Arc, Weak};
+
+use super::Server;
+use super::session::Session;
+use crate::cluster::{ClusterEvent, SessionRecord};
+use crate::protocol::{LogLevel, RequestId};
+
+impl Server {
+    /// Sends an event to the other replicas, when there are any.
+    pub(crate) fn publish(&self, event: ClusterEvent) {
+        if let Some(bus) = &self.inner.bus {
+            bus.publish(event);
+        }
+    }
+
+    /// Whether this server shares its sessions and streams with other replicas.
+    pub(crate) fn in_cluster(&self) -> bool {
+        self.inner.bus.is_some()
+    }
+
+    /// Starts taking the other replicas' events.
+    pub(super) fn join_cluster(&self) {
+        let Some(bus) = &self.inner.bus else { return };
+        let weak = Arc::downgrade(&self.inner);
+        bus.subscribe(Box::new(move |event| {
+            if let Some(inner) = Weak::upgrade(&weak) {
+                Server { inner }.on_cluster_event(event);
+            }
+        }));
+    }
+
+    fn on_cluster_event(&self, event: ClusterEvent) {
+        match event {
+            ClusterEvent::ListChanged { kinds } => self.deliver_list_changed(kinds),
+            ClusterEvent::ResourceUpdated { uri } => self.deliver_resource_updated(&uri),
+            ClusterEvent::TaskChanged { task } => self.deliver_task_changed(&task),
+            ClusterEvent::SessionChanged { record } => {
+                if let Some(session) = self.keyed_session(&record.id) {
+                    apply_record(&session, &record);
+                }
+            }
+            ClusterEvent::ClientAnswer {
+                session,
+                request,
+                answer,
+            } => {
+                if let Some(session) = self.keyed_session(&session) {
+                    session
+                        .outgoing()
+                        .complete(Some(&RequestId::Number(request)), answer);
+                }
+            }
+        }
+    }
+
+    /// Knows `session` by its shared key, for the other replicas' events about it.
+    #[cfg(feature = "http")]
+    pub(crate) fn key_session(&self, key: &str, session: &Arc<Session>) {
+        let mut keyed = self
+            .inner
+            .keyed_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        keyed.retain(|_, s| s.strong_count() > 0);
+        keyed.insert(key.to_owned(), Arc::downgrade(session));
+    }
+
+    fn keyed_session(&self, key: &str) -> Option<Arc<Session>> {
+        self.inner
+            .keyed_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .and_then(Weak::upgrade)
+    }
+
+    /// A client's answer this process has no request for: the replica that asked gets it.
+    pub(crate) fn forward_answer(
+        &self,
+        session: &Session,
+        id: Option<&RequestId>,
+        answer: crate::server::outgoing::ClientAnswer,
+    ) {
+        if let (Some(key), Some(RequestId::Number(request))) = (session.key(), id) {
+            self.publish(ClusterEvent::ClientAnswer {
+                session: key.to_owned(),
+                request: *request,
+                answer,
+            });
+        }
+    }
+}
+
+/// The record of a session's shared state.
+#[cfg(feature = "http")]
+pub(crate) fn record_of(key: &str, session: &Session) -> Option<SessionRecord> {
+    let negotiated = session.negotiated()?;
+    Some(SessionRecord {
+        id: key.to_owned(),
+        protocol_version: negotiated.version.as_str().to_owned(),
+        client_info: serde_json::to_value(&negotiated.client_info).unwrap_or_default(),
+        client_capabilities: negotiated.client_capabilities.clone(),
+        log_level: session
+            .log_level()
+            .and_then(|l| serde_json::to_value(l).ok())
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        subscriptions: session.subscriptions(),
+    })
+}
+
+/// Takes a record's log level and subscriptions into a local copy of the session.
+pub(crate) fn apply_record(session: &Session, record: &SessionRecord) {
+    match record
+        .log_level
+        .as_ref()
+        .and_then(|l| serde_json::from_value::<LogLevel>(l.clone().into()).ok())
+    {
+        Some(level) => session.set_log_level(level),
+        None => session.silence_logs(),
+    }
+    session.replace_subscriptions(record.subscriptions.iter().cloned());
+}

@@ -1,0 +1,712 @@
+//! Replicas sharing Redis (feature `redis`), tested as deployments run them: a real
+//! `redis-server`, several `catalogue --http` processes started with `MCP_REDIS_URL`, and
+//! requests sent to one replica or another on purpose, as a load balancer may send them.
+//! What one replica starts, another finishes: a session, a lost stream, a client's answer,
+//! a notification, a task. And when Redis goes away, the replicas say so and recover.
+
+use std::time::{Duration, Instant};
+
+use std::net::SocketAddr;
+
+use mcp_tests::cluster::{Nginx, Replicas};
+use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response};
+use mcp_tests::peer::MODERN;
+use serde_json::{Value, json};
+
+const LEGACY: &str = "2025-11-25";
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn replicas(count: usize) -> Replicas {
+    Replicas::start(env!("CARGO_BIN_EXE_catalogue").as_ref(), count)
+}
+
+/// Where requests go: one replica, or nginx in front of all of them.
+trait Endpoint {
+    fn addr(&self) -> SocketAddr;
+
+    fn request(&self, method: &str, target: &str) -> Request {
+        Request::new(self.addr(), method, target)
+    }
+}
+
+impl Endpoint for HttpServer {
+    fn addr(&self) -> SocketAddr {
+        HttpServer::addr(self)
+    }
+}
+
+impl Endpoint for Nginx {
+    fn addr(&self) -> SocketAddr {
+        Nginx::addr(self)
+    }
+}
+
+fn post(server: &impl Endpoint, session: Option<&str>, message: &Value) -> Request {
+    let mut request = server
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", LEGACY);
+    if let Some(session) = session {
+        request = request.header("Mcp-Session-Id", session);
+    }
+    request.json(message)
+}
+
+/// Opens a handshake-era session on `server` and returns its id.
+fn initialize(server: &impl Endpoint, capabilities: Value) -> String {
+    let response = post(
+        server,
+        None,
+        &json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "cluster-e2e", "version": "1.0.0"},
+            },
+        }),
+    )
+    .send();
+    if response.status != 200 {
+        let status = response.status;
+        panic!("initialize: {status} {}", response.text());
+    }
+    let session = response
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let initialized = post(
+        server,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .send();
+    assert_eq!(initialized.status, 202, "{initialized:?}");
+    session
+}
+
+/// The response message of a request, from a JSON body or from the end of an SSE stream.
+fn answer(response: Response) -> Value {
+    if response.status != 200 {
+        let status = response.status;
+        panic!("HTTP {status}: {}", response.text());
+    }
+    if response.media_type() == Some("text/event-stream") {
+        let mut events = response.events();
+        while let Some(event) = events.next_event() {
+            if event.data.as_deref().is_none_or(str::is_empty) {
+                continue;
+            }
+            let message = event.json();
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
+        panic!("the stream ended without a response");
+    }
+    response.json()
+}
+
+fn call(server: &impl Endpoint, session: &str, id: i64, name: &str, arguments: Value) -> Value {
+    answer(
+        post(
+            server,
+            Some(session),
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments}}),
+        )
+        .send(),
+    )
+}
+
+/// A stateless (2026-07-28) request's parameters with its `_meta`.
+fn modern_params(mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "cluster-e2e", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    params
+}
+
+fn modern_post(server: &impl Endpoint, id: i64, method: &str, params: Value) -> Request {
+    let mut request = server
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", MODERN)
+        .header("Mcp-Method", method);
+    let name = match method {
+        "tools/call" => params["name"].as_str(),
+        "resources/read" => params["uri"].as_str(),
+        "tasks/get" | "tasks/cancel" => params["taskId"].as_str(),
+        _ => None,
+    };
+    if let Some(name) = name {
+        request = request.header("Mcp-Name", name);
+    }
+    request.json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+}
+
+fn modern(server: &impl Endpoint, id: i64, method: &str, params: Value) -> Value {
+    answer(modern_post(server, id, method, params).send())
+}
+
+/// The next message on a stream within `within`, skipping events without data.
+fn next_message(events: &mut EventStream, within: Duration) -> Option<(Option<String>, Value)> {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.next_within(left) {
+            Next::Event(e) if e.data.as_deref().is_some_and(|d| !d.is_empty()) => {
+                return Some((e.id.clone(), e.json()));
+            }
+            Next::Event(_) => {}
+            Next::End | Next::TimedOut => return None,
+        }
+    }
+}
+
+#[test]
+fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
+    let cluster = replicas(3);
+    let session = initialize(cluster.replica(0), json!({}));
+    for (id, i) in [(1, 1), (2, 2)] {
+        let listed = answer(
+            post(
+                cluster.replica(i),
+                Some(&session),
+                &json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
+            )
+            .send(),
+        );
+        assert!(
+            listed["result"]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty()),
+            "replica {i}: {listed}"
+        );
+    }
+    // The log level set through one replica holds on the others.
+    let set = answer(
+        post(
+            cluster.replica(1),
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
+                    "params": {"level": "error"}}),
+        )
+        .send(),
+    );
+    assert_eq!(set["result"], json!({}), "{set}");
+    let logged = post(
+        cluster.replica(2),
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "log"}}),
+    )
+    .send();
+    let mut events = logged.events();
+    let mut levels = Vec::new();
+    while let Some((_, message)) = next_message(&mut events, Duration::from_secs(10)) {
+        if message["method"] == "notifications/message" {
+            levels.push(message["params"]["level"].clone());
+        }
+        if message.get("method").is_none() {
+            break;
+        }
+    }
+    assert_eq!(levels, [json!("error")], "only what the level lets through");
+
+    let deleted = cluster
+        .replica(1)
+        .request("DELETE", "/mcp")
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", LEGACY)
+        .send();
+    assert_eq!(deleted.status, 200, "{deleted:?}");
+    for i in 0..3 {
+        let gone = post(
+            cluster.replica(i),
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+        )
+        .send();
+        assert_eq!(gone.status, 404, "replica {i}: {gone:?}");
+    }
+}
+
+/// What a client read of one stream, over however many connections.
+#[derive(Default, Debug)]
+struct Received {
+    messages: Vec<Value>,
+    last_id: Option<String>,
+}
+
+impl Received {
+    /// Reads up to `how_many` messages; true when the stream's response came (or it ended).
+    fn take(&mut self, events: &mut EventStream, how_many: usize) -> bool {
+        for _ in 0..how_many {
+            let Some((id, message)) = next_message(events, Duration::from_secs(10)) else {
+                return true;
+            };
+            if id.is_some() {
+                self.last_id = id;
+            }
+            let end = message.get("method").is_none();
+            self.messages.push(message);
+            if end {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+#[test]
+fn a_stream_whose_replica_dies_resumes_on_another_with_every_event_once() {
+    let mut cluster = replicas(3);
+    let session = initialize(cluster.replica(0), json!({}));
+    const COUNT: u64 = 24;
+    // The call runs on replica 0, which writes its events to Redis as they happen.
+    let response = post(
+        cluster.replica(0),
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "ticks", "arguments": {"count": COUNT, "every_ms": 60},
+            "_meta": {"progressToken": "ticks"},
+        }}),
+    )
+    .send();
+    assert_eq!(response.media_type(), Some("text/event-stream"));
+    let mut seen = Received::default();
+    let mut events = response.events();
+    assert!(!seen.take(&mut events, 4), "ended early: {seen:?}");
+    events.disconnect();
+    let resume_from = |last: &Option<String>, server: &HttpServer| {
+        server
+            .request("GET", "/mcp")
+            .header("Accept", "text/event-stream")
+            .header("MCP-Protocol-Version", LEGACY)
+            .header("Mcp-Session-Id", &session)
+            .header("Last-Event-ID", last.as_deref().expect("an event id"))
+            .send()
+    };
+
+    // Resumed on replica 1, which follows the stream in Redis; then replica 1 dies.
+    let resumed = resume_from(&seen.last_id, cluster.replica(1));
+    assert_eq!(resumed.status, 200, "{resumed:?}");
+    let mut events = resumed.events();
+    assert!(!seen.take(&mut events, 6), "ended early: {seen:?}");
+    cluster.kill(1);
+    // Whatever replica 1 had sent and the client had not read is gone with the connection.
+    drop(events);
+
+    // Resumed again on replica 2, to the end.
+    let resumed = resume_from(&seen.last_id, cluster.replica(2));
+    assert_eq!(resumed.status, 200, "{resumed:?}");
+    let mut events = resumed.events();
+    assert!(seen.take(&mut events, 1000), "no end: {seen:?}");
+
+    let progress: Vec<u64> = seen
+        .messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().expect("a progress number") as u64)
+        .collect();
+    assert_eq!(
+        progress,
+        (1..=COUNT).collect::<Vec<_>>(),
+        "every event once, in order"
+    );
+    let last = seen.messages.last().expect("messages");
+    assert_eq!(last["id"], 7, "{last}");
+    assert_eq!(
+        last["result"]["content"][0]["text"],
+        format!("ticked {COUNT} times")
+    );
+}
+
+#[test]
+fn an_answer_posted_to_another_replica_reaches_the_call_waiting_for_it() {
+    let cluster = replicas(2);
+    let session = initialize(cluster.replica(0), json!({"elicitation": {}}));
+    let response = post(
+        cluster.replica(0),
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                "params": {"name": "choose_seat"}}),
+    )
+    .send();
+    let mut events = response.events();
+    let (_, request) = next_message(&mut events, Duration::from_secs(10)).expect("a request");
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    // The client's answer goes to the other replica, as a load balancer may send it.
+    let answered = post(
+        cluster.replica(1),
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "action": "accept", "content": {"name": "Ada", "seat": "aisle", "bags": 2},
+        }}),
+    )
+    .send();
+    assert_eq!(answered.status, 202, "{answered:?}");
+    let (_, result) = next_message(&mut events, Duration::from_secs(10)).expect("the result");
+    assert_eq!(result["id"], 5, "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        "Ada sits by the aisle with 2 bag(s)"
+    );
+}
+
+#[test]
+fn through_nginx_any_replica_serves_a_session_and_streams_are_not_buffered() {
+    let cluster = replicas(3);
+    let nginx = Nginx::start(&cluster.addrs());
+    let session = initialize(&nginx, json!({"elicitation": {}}));
+    // Round-robin: these land on every replica.
+    for id in 1..=6 {
+        let pinged = answer(
+            post(
+                &nginx,
+                Some(&session),
+                &json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+            )
+            .send(),
+        );
+        assert_eq!(pinged["result"], json!({}), "{pinged}");
+    }
+    // Events pass through as they happen: the first progress report comes long before the
+    // call ends.
+    let started = Instant::now();
+    let response = post(
+        &nginx,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "ticks", "arguments": {"count": 10, "every_ms": 200},
+            "_meta": {"progressToken": "t"},
+        }}),
+    )
+    .send();
+    let mut events = response.events();
+    let (_, first) = next_message(&mut events, Duration::from_secs(10)).expect("progress");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let first_after = started.elapsed();
+    let mut end = None;
+    while let Some((_, message)) = next_message(&mut events, Duration::from_secs(10)) {
+        if message.get("method").is_none() {
+            end = Some(message);
+            break;
+        }
+    }
+    let total = started.elapsed();
+    assert_eq!(end.expect("the result")["id"], 7);
+    assert!(
+        first_after * 3 < total,
+        "nginx buffered the stream: first event after {first_after:?}, the end after {total:?}"
+    );
+    // An elicitation answered through nginx, wherever its answer lands.
+    for id in 8..=10 {
+        let response = post(
+            &nginx,
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "choose_seat"}}),
+        )
+        .send();
+        let mut events = response.events();
+        let (_, request) = next_message(&mut events, Duration::from_secs(10)).expect("asked");
+        let answered = post(
+            &nginx,
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+                "action": "accept", "content": {"name": "Lin", "seat": "window"},
+            }}),
+        )
+        .send();
+        assert_eq!(answered.status, 202, "{answered:?}");
+        let (_, result) = next_message(&mut events, Duration::from_secs(10)).expect("result");
+        assert_eq!(
+            result["result"]["content"][0]["text"],
+            "Lin sits by the window with 1 bag(s)"
+        );
+    }
+}
+
+#[test]
+fn a_request_state_sealed_on_one_replica_opens_on_another_with_the_same_key_only() {
+    let cluster = replicas(2);
+    let capabilities = json!({"elicitation": {}});
+    let asked = modern(
+        cluster.replica(0),
+        1,
+        "tools/call",
+        modern_params(json!({"name": "choose_seat"}), capabilities.clone()),
+    );
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let key = result["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next())
+        .expect("an input request")
+        .clone();
+    let retry = modern_params(
+        json!({
+            "name": "choose_seat",
+            "inputResponses": {&key: {"action": "accept", "content": {"name": "Ada", "seat": "window"}}},
+            "requestState": result["requestState"],
+        }),
+        capabilities,
+    );
+    let done = modern(cluster.replica(1), 2, "tools/call", retry.clone());
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Ada sits by the window with 1 bag(s)",
+        "{done}"
+    );
+
+    // A replica with a key of its own cannot open the state: it refuses, naming why.
+    let stranger = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("MCP_STATE_KEY", "a different key")],
+    );
+    let refused = modern(&stranger, 3, "tools/call", retry);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("requestState")),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_change_on_one_replica_reaches_listeners_on_the_others() {
+    let cluster = replicas(3);
+    // A stateless listener on replica 2.
+    let response = modern_post(
+        cluster.replica(2),
+        1,
+        "subscriptions/listen",
+        modern_params(
+            json!({"notifications": {"resourceSubscriptions": ["test://watched"], "toolsListChanged": true}}),
+            json!({}),
+        ),
+    )
+    .send();
+    assert_eq!(response.status, 200, "{response:?}");
+    let mut listening = response.events();
+    let (_, ack) = next_message(&mut listening, Duration::from_secs(10)).expect("an ack");
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+
+    // A handshake-era session opened on replica 1, subscribed there, its stream open on 2.
+    let session = initialize(cluster.replica(1), json!({}));
+    let subscribed = answer(
+        post(
+            cluster.replica(1),
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+                    "params": {"uri": "test://watched"}}),
+        )
+        .send(),
+    );
+    assert!(subscribed.get("result").is_some(), "{subscribed}");
+    let stream = cluster
+        .replica(2)
+        .request("GET", "/mcp")
+        .header("Accept", "text/event-stream")
+        .header("MCP-Protocol-Version", LEGACY)
+        .header("Mcp-Session-Id", &session)
+        .send();
+    assert_eq!(stream.status, 200, "{stream:?}");
+    let mut stream = stream.events();
+
+    // The change happens on replica 0.
+    let other = initialize(cluster.replica(0), json!({}));
+    let touched = call(cluster.replica(0), &other, 3, "touch_watched", json!({}));
+    assert_eq!(touched["result"]["content"][0]["text"], "touched");
+
+    let (_, heard) = next_message(&mut listening, Duration::from_secs(10))
+        .expect("the listener on replica 2 hears replica 0's change");
+    assert_eq!(
+        heard["method"], "notifications/resources/updated",
+        "{heard}"
+    );
+    assert_eq!(heard["params"]["uri"], "test://watched");
+    assert_eq!(
+        heard["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    let (_, heard) = next_message(&mut stream, Duration::from_secs(10))
+        .expect("the session's stream on replica 2 hears replica 0's change");
+    assert_eq!(
+        heard["method"], "notifications/resources/updated",
+        "{heard}"
+    );
+
+    // A list change on replica 0 reaches the listener too.
+    let toggled = call(
+        cluster.replica(0),
+        &other,
+        4,
+        "toggle_tool",
+        json!({"name": "fast", "enabled": false}),
+    );
+    assert_eq!(toggled["result"]["content"][0]["text"], "changed: true");
+    let (_, heard) = next_message(&mut listening, Duration::from_secs(10)).expect("list change");
+    assert_eq!(
+        heard["method"], "notifications/tools/list_changed",
+        "{heard}"
+    );
+}
+
+#[test]
+fn a_task_started_on_one_replica_is_reported_and_cancelled_by_the_others() {
+    let cluster = replicas(3);
+    let capabilities = json!({"extensions": {TASKS: {}}});
+    let cancelled_before = holds_cancelled(cluster.replica(0));
+    let created = modern(
+        cluster.replica(0),
+        1,
+        "tools/call",
+        modern_params(json!({"name": "hold"}), capabilities.clone()),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let got = modern(
+        cluster.replica(1),
+        2,
+        "tasks/get",
+        modern_params(json!({"taskId": task_id}), capabilities.clone()),
+    );
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let cancelled = modern(
+        cluster.replica(2),
+        3,
+        "tasks/cancel",
+        modern_params(json!({"taskId": task_id}), capabilities.clone()),
+    );
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    let got = modern(
+        cluster.replica(0),
+        4,
+        "tasks/get",
+        modern_params(json!({"taskId": task_id}), capabilities),
+    );
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    // The handler, on replica 0, is stopped.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while holds_cancelled(cluster.replica(0)) != cancelled_before + 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the handler on replica 0 still runs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn holds_cancelled(server: &HttpServer) -> u64 {
+    let counted = modern(
+        server,
+        9,
+        "tools/call",
+        modern_params(json!({"name": "holds_cancelled"}), json!({})),
+    );
+    counted["result"]["content"][0]["text"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("a count: {counted}"))
+}
+
+#[test]
+fn while_redis_is_down_requests_that_need_it_fail_clearly_and_service_recovers() {
+    let mut cluster = replicas(2);
+    let session = initialize(cluster.replica(0), json!({}));
+    cluster.redis.stop();
+
+    // A session's request: 503, and a JSON-RPC error that says what is wrong.
+    let refused = post(
+        cluster.replica(1),
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+    )
+    .send();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    let body = refused.json();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Redis")),
+        "{body}"
+    );
+    let refused = post(
+        cluster.replica(1),
+        None,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {},
+            "clientInfo": {"name": "cluster-e2e", "version": "1.0.0"}}}),
+    )
+    .send();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    // A stateless request needs nothing of Redis and is served.
+    let served = modern(
+        cluster.replica(0),
+        2,
+        "tools/call",
+        modern_params(json!({"name": "fast"}), json!({})),
+    );
+    assert_eq!(served["result"]["content"][0]["text"], "fast", "{served}");
+
+    // Redis is back, empty: the old session is unknown (a client opens a new one), and new
+    // sessions and the bus work again, without restarting a replica.
+    cluster.redis.restart();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let gone = loop {
+        let response = post(
+            cluster.replica(1),
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+        )
+        .send();
+        if response.status != 503 || Instant::now() > deadline {
+            break response;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(gone.status, 404, "{gone:?}");
+    let session = initialize(cluster.replica(1), json!({}));
+    let pinged = answer(
+        post(
+            cluster.replica(0),
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+        )
+        .send(),
+    );
+    assert_eq!(pinged["result"], json!({}), "{pinged}");
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let response = modern_post(
+            cluster.replica(1),
+            5,
+            "subscriptions/listen",
+            modern_params(
+                json!({"notifications": {"resourceSubscriptions": ["test://watched"]}}),
+                json!({}),
+            ),
+        )
+        .send();
+        let mut listening = response.events();
+        next_message(&mut listening, Duration::from_secs(10)).expect("an ack");
+        call(cluster.replica(0), &session, 6, "touch_watched", json!({}));
+        if let Some((_, heard)) = next_message(&mut listening, Duration::from_secs(1)) {
+            assert_eq!(
+                heard["method"], "notifications/resources/updated",
+                "{heard}"
+            );
+            break;
+        }
+        // The bus resubscribes on its own a moment after Redis is back.
+        assert!(Instant::now() < deadline, "the bus did not recover");
+    }
+}

@@ -1,0 +1,213 @@
+//! Replicas sharing Redis, as deployments run them: a real `redis-server` on a loopback port
+//! of its own, server processes started with `MCP_REDIS_URL`, and `nginx` in front of them
+//! (round-robin, buffering off, as the book's deployment chapter configures it).
+//!
+//! Needs `redis-server` and `nginx` on the `PATH` (Debian's packages `redis-server` and
+//! `nginx`; `.ci/run` installs them).
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::http::HttpServer;
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn wait_for_port(port: u16, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "{what} did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Where `program` is: on the `PATH`, or in `/usr/sbin` (Debian's nginx), which is not on
+/// every user's `PATH`.
+fn require(program: &str) -> PathBuf {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file());
+    on_path.unwrap_or_else(|| {
+        panic!(
+            "`{program}` is not installed: the scale-out tests need Debian's redis-server and nginx packages (`.ci/run` installs them; `apt-get install redis-server nginx`)"
+        )
+    })
+}
+
+/// A `redis-server` of the test's own, without persistence.
+pub struct Redis {
+    program: PathBuf,
+    child: Option<Child>,
+    pub port: u16,
+}
+
+impl Redis {
+    pub fn start() -> Redis {
+        let program = require("redis-server");
+        let port = free_port();
+        let mut redis = Redis {
+            program,
+            child: None,
+            port,
+        };
+        redis.spawn();
+        redis
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(&self.program)
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start redis-server");
+        self.child = Some(child);
+        wait_for_port(self.port, "redis-server");
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops Redis; requests that need it fail until [`Redis::restart`].
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts Redis again on the same port (empty: nothing was persisted).
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Server processes sharing one Redis.
+pub struct Replicas {
+    pub redis: Redis,
+    pub servers: Vec<Option<HttpServer>>,
+}
+
+impl Replicas {
+    /// Starts Redis and `count` replicas of `program` serving HTTP.
+    pub fn start(program: &Path, count: usize) -> Replicas {
+        let redis = Redis::start();
+        let url = redis.url();
+        let env = [
+            ("MCP_REDIS_URL", url.as_str()),
+            ("MCP_STATE_KEY", "a key every replica of the test shares"),
+        ];
+        let servers = (0..count)
+            .map(|_| Some(HttpServer::spawn(program, &env)))
+            .collect();
+        Replicas { redis, servers }
+    }
+
+    /// The replica `i`.
+    pub fn replica(&self, i: usize) -> &HttpServer {
+        self.servers[i]
+            .as_ref()
+            .expect("a replica that was not killed")
+    }
+
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.servers
+            .iter()
+            .flatten()
+            .map(HttpServer::addr)
+            .collect()
+    }
+
+    /// Kills the replica `i` at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(server) = self.servers[i].take() {
+            drop(server);
+        }
+    }
+}
+
+/// `nginx` in front of some backends, round-robin.
+pub struct Nginx {
+    child: Child,
+    pub port: u16,
+    _dir: PathBuf,
+}
+
+impl Nginx {
+    pub fn start(backends: &[SocketAddr]) -> Nginx {
+        let nginx = require("nginx");
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("mcp-nginx-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(dir.join("logs")).expect("nginx's folder");
+        let upstream: String = backends
+            .iter()
+            .map(|a| format!("        server {a};\n"))
+            .collect();
+        let conf = format!(
+            include_str!("nginx.conf.in"),
+            upstream = upstream,
+            port = port,
+            dir = dir.display()
+        );
+        let conf_path = dir.join("nginx.conf");
+        std::fs::write(&conf_path, conf).expect("write nginx.conf");
+        let child = Command::new(nginx)
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(&conf_path)
+            .arg("-e")
+            .arg(dir.join("logs/error.log"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start nginx");
+        wait_for_port(port, "nginx");
+        Nginx {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
