@@ -312,11 +312,15 @@ impl Matcher<'_, '_> {
                 .into_iter()
                 .collect(),
             Some(Part::Literal(l)) => {
-                let window = &rest[..(limit + l.len()).min(rest.len())];
+                // Searched as bytes: the window may end inside a character, and a literal
+                // found in UTF-8 text always starts on a character boundary.
+                let bytes = rest.as_bytes();
+                let window = &bytes[..(limit + l.len()).min(bytes.len())];
+                let literal = l.as_bytes();
                 let mut ends = Vec::new();
                 let mut from = 1;
                 while from <= limit {
-                    let Some(i) = window.get(from..).and_then(|w| w.find(l.as_str())) else {
+                    let Some(i) = window.get(from..).and_then(|w| find(w, literal)) else {
                         break;
                     };
                     let end = from + i;
@@ -355,6 +359,14 @@ impl Matcher<'_, '_> {
         }
         false
     }
+}
+
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Where the first escape of a raw value starts that is not `%` and two hex digits (or, for
@@ -551,6 +563,20 @@ mod tests {
         assert_eq!(
             vars("f://{a}%{b}", "f://x%y"),
             Some(pairs(&[("a", "x"), ("b", "y")]))
+        );
+    }
+
+    #[test]
+    fn a_literal_after_a_variable_is_looked_for_in_text_with_wide_characters() {
+        // The search for `xy` past the `/` that ends `{a}` used to cut `맧` in two.
+        assert_eq!(vars("f://{a}xy", "f://ab/맧"), None);
+        assert_eq!(
+            vars("f://{a}맧/{b}", "f://a맧/b"),
+            Some(pairs(&[("a", "a"), ("b", "b")]))
+        );
+        assert_eq!(
+            vars("f://{a}xy", "f://맧맧xy"),
+            Some(pairs(&[("a", "맧맧")]))
         );
     }
 
