@@ -1,13 +1,13 @@
 //! Serving one MCP endpoint from several replicas behind a load balancer: what the replicas
 //! share, as traits, so that any shared storage can back them. The `redis` feature
-//! implements all of them on Redis ([`crate::redis`]).
+//! implements all of them on Redis (the `mcp_runtime::redis` module).
 //!
 //! - A [`Bus`] carries what one replica must tell the others: a list or a resource changed
 //!   (their clients' subscriptions hear it), a task changed (its listeners hear it), a
 //!   session's state changed, and a client's answer to a request that another replica made.
 //! - A [`SessionStore`] keeps handshake-era sessions, so a request with an
 //!   `Mcp-Session-Id` is served by any replica.
-//! - The HTTP transport's [`EventStore`](crate::http::EventStore) keeps SSE events, so a
+//! - The HTTP transport's `EventStore` (`mcp_runtime::http`) keeps SSE events, so a
 //!   client resumes a stream on any replica; the [`TaskStore`](crate::tasks::TaskStore)
 //!   keeps tasks, so any replica reports or cancels them.
 //!

@@ -180,21 +180,25 @@ impl UriTemplate {
 
     /// Matches a concrete URI, binding the variables; `None` when it does not match.
     ///
-    /// The work is linear in the URI's length for the templates resources use (each
-    /// variable followed by a literal, a query or the end), and bounded for any template
-    /// and any URI: a URI that would take longer to match is taken not to match.
+    /// A variable binds the shortest value for which the rest of the template matches. The
+    /// work is linear in the URI's length for each part of the template; a URI longer than
+    /// [`UriTemplate::MAX_MATCHED_URI`] bytes matches only a template without variables.
     pub fn matches(&self, uri: &str) -> Option<UriVariables> {
-        let mut matcher = Matcher {
-            parts: &self.parts,
-            uri,
-            values: Vec::new(),
-            failed: std::collections::HashSet::new(),
-            budget: 8 * uri.len() + 100_000,
-        };
+        if self.is_static() {
+            return (self.text == uri).then(UriVariables::default);
+        }
+        if uri.len() > Self::MAX_MATCHED_URI {
+            return None;
+        }
+        let mut matcher = Matcher::new(&self.parts, uri);
         matcher.from(0, 0).then_some(UriVariables {
             values: matcher.values,
         })
     }
+
+    /// The longest URI matched against a template with variables (64 KiB): matching keeps
+    /// a few bytes per URI byte and template part, and no resource URI comes near it.
+    pub const MAX_MATCHED_URI: usize = 64 * 1024;
 }
 
 impl fmt::Display for UriTemplate {
@@ -236,158 +240,225 @@ fn parse_expression(expression: &str, offset: usize) -> Result<Part, UriTemplate
     }
 }
 
-/// One match of a URI against a template's parts: a search over where each variable ends,
-/// remembering the (part, position) pairs that cannot match, and with a budget of steps.
+/// One match of a URI against a template's parts.
+///
+/// First, from the last part back, which positions of the URI each part (with the parts
+/// after it) can match from, as far as the URI's text tells; then one walk from the start
+/// that binds the values, trying for each variable only the ends from which the rest is
+/// known to match. Decoding can still refuse a value (an escape that is not UTF-8, or `.`
+/// for a simple variable), and the walk then tries the next end. A budget of steps bounds
+/// what no ordinary URI needs: query strings read from many places, and many refused values.
 struct Matcher<'t, 'u> {
     parts: &'t [Part],
     uri: &'u str,
     values: Vec<(String, String)>,
-    /// Parts that were tried at a position and cannot match from there.
+    /// `reach[k][p]`: the parts from `k` on can match the URI from byte `p` on.
+    reach: Vec<Vec<bool>>,
+    /// For a variable part `k` followed by a literal: `next_end[k][i]` is the least end
+    /// `e ≥ i` of a value where the rest matches and no escape is split (`uri[e - 1]` and
+    /// `uri[e - 2]` are not `%`), or `usize::MAX`.
+    next_end: Vec<Vec<usize>>,
+    /// `stop[SIMPLE][p]`, `stop[RESERVED][p]`: the next byte at or after `p` that ends a value.
+    stop: [Vec<usize>; 2],
+    /// `bad[…][p]`: where the next escape at or after `p` starts that a value cannot hold.
+    bad: [Vec<usize>; 2],
+    /// Pairs (part, position) the walk found to bind nothing.
     failed: std::collections::HashSet<(usize, usize)>,
-    /// Bytes that may still be looked at; none left means no match.
+    /// Steps left; none left means no match.
     budget: usize,
 }
 
-impl Matcher<'_, '_> {
-    fn spend(&mut self, steps: usize) -> bool {
-        match self.budget.checked_sub(steps) {
-            Some(left) => {
-                self.budget = left;
-                true
-            }
-            None => {
-                self.budget = 0;
-                false
-            }
+const SIMPLE: usize = 0;
+const RESERVED: usize = 1;
+
+impl<'t, 'u> Matcher<'t, 'u> {
+    fn new(parts: &'t [Part], uri: &'u str) -> Self {
+        let n = uri.len();
+        let bytes = uri.as_bytes();
+        let stop = [
+            next_where(n, |i| matches!(bytes[i], b'?' | b'#' | b'/')),
+            next_where(n, |i| matches!(bytes[i], b'?' | b'#')),
+        ];
+        let bad = [bad_escapes(bytes, true), bad_escapes(bytes, false)];
+        let mut budget = 8 * n + 100_000;
+        let mut reach = vec![Vec::new(); parts.len() + 1];
+        let mut next_end = vec![Vec::new(); parts.len()];
+        reach[parts.len()] = (0..=n).map(|p| p == n).collect();
+        for k in (0..parts.len()).rev() {
+            let after = &reach[k + 1];
+            let row: Vec<bool> = match &parts[k] {
+                Part::Literal(l) => (0..=n)
+                    .map(|p| bytes[p..].starts_with(l.as_bytes()) && after[p + l.len()])
+                    .collect(),
+                // A query is read where one starts, as long as the budget lasts.
+                Part::Query(names) => (0..=n)
+                    .map(|p| {
+                        (p == n || bytes[p] == b'?')
+                            && spend(&mut budget, n - p)
+                            && match_query(names, &uri[p..], &mut Vec::new())
+                    })
+                    .collect(),
+                Part::Simple(_) | Part::Reserved(_) => {
+                    let which = variable_kind(&parts[k]);
+                    let (stop, bad) = (&stop[which], &bad[which]);
+                    if matches!(parts.get(k + 1), Some(Part::Literal(_))) {
+                        let mut ends = vec![usize::MAX; n + 2];
+                        for e in (1..=n).rev() {
+                            let whole = bytes[e - 1] != b'%' && (e < 2 || bytes[e - 2] != b'%');
+                            ends[e] = if after[e] && whole { e } else { ends[e + 1] };
+                        }
+                        let row = (0..=n)
+                            .map(|p| {
+                                first_end(&ends, after, bytes, p, stop[p].min(bad[p])).is_some()
+                            })
+                            .collect();
+                        next_end[k] = ends;
+                        row
+                    } else {
+                        // The value runs to the end of the URI, or to where its query starts.
+                        (0..=n)
+                            .map(|p| {
+                                let e = stop[p];
+                                e > p
+                                    && e <= bad[p]
+                                    && (e == n || bytes[e] == b'?')
+                                    && bytes[e - 1] != b'%'
+                                    && (e < p + 2 || bytes[e - 2] != b'%')
+                                    && after[e]
+                            })
+                            .collect()
+                    }
+                }
+            };
+            reach[k] = row;
+        }
+        Matcher {
+            parts,
+            uri,
+            values: Vec::new(),
+            reach,
+            next_end,
+            stop,
+            bad,
+            failed: std::collections::HashSet::new(),
+            budget,
         }
     }
 
-    /// Whether the parts from `k` on match the URI from byte `pos` on.
+    /// Binds the parts from `k` on to the URI from byte `pos` on.
     fn from(&mut self, k: usize, pos: usize) -> bool {
-        let uri = self.uri;
-        let rest = &uri[pos..];
-        let Some(part) = self.parts.get(k) else {
-            return rest.is_empty();
-        };
-        match part {
-            Part::Literal(l) => {
-                self.spend(l.len())
-                    && rest.starts_with(l.as_str())
-                    && self.from(k + 1, pos + l.len())
-            }
-            Part::Query(names) => {
-                self.spend(rest.len()) && match_query(names, rest, &mut self.values)
-            }
-            Part::Simple(name) | Part::Reserved(name) => {
-                if self.failed.contains(&(k, pos)) {
-                    return false;
-                }
-                let found = self.variable(k, pos, name);
-                if !found {
-                    self.failed.insert((k, pos));
-                }
-                found
-            }
+        if !self.reach[k][pos] || self.failed.contains(&(k, pos)) {
+            return false;
         }
+        let Some(part) = self.parts.get(k) else {
+            return true; // past the last part, at the end of the URI
+        };
+        let found = match part {
+            Part::Literal(l) => self.from(k + 1, pos + l.len()),
+            Part::Query(names) => match_query(names, &self.uri[pos..], &mut self.values),
+            Part::Simple(name) | Part::Reserved(name) => self.variable(k, pos, name),
+        };
+        if !found {
+            self.failed.insert((k, pos));
+        }
+        found
     }
 
     /// Binds the variable of part `k` to a value starting at `pos`: the shortest for which
-    /// the parts after it match.
+    /// the parts after it match and which decodes.
     fn variable(&mut self, k: usize, pos: usize, name: &str) -> bool {
-        let uri = self.uri;
-        let rest = &uri[pos..];
-        let simple = matches!(self.parts[k], Part::Simple(_));
-        let stop = |c: char| c == '?' || c == '#' || (simple && c == '/');
-        let limit = rest.find(stop).unwrap_or(rest.len());
-        if !self.spend(limit) {
-            return false;
-        }
-        // Where the value may end: before the next literal, where a query starts, or at the
-        // end of the URI. Two variables are never adjacent (the parser refuses it).
-        let next = self.parts.get(k + 1).cloned();
-        let ends: Vec<usize> = match &next {
-            None => (limit == rest.len()).then_some(limit).into_iter().collect(),
-            Some(Part::Query(_)) => (limit == rest.len() || rest[limit..].starts_with('?'))
-                .then_some(limit)
-                .into_iter()
-                .collect(),
-            Some(Part::Literal(l)) => {
-                // Searched as bytes: the window may end inside a character, and a literal
-                // found in UTF-8 text always starts on a character boundary.
-                let bytes = rest.as_bytes();
-                let window = &bytes[..(limit + l.len()).min(bytes.len())];
-                let literal = l.as_bytes();
-                let mut ends = Vec::new();
-                let mut from = 1;
-                while from <= limit {
-                    let Some(i) = window.get(from..).and_then(|w| find(w, literal)) else {
-                        break;
-                    };
-                    let end = from + i;
-                    if end > limit {
-                        break;
-                    }
-                    ends.push(end);
-                    from = end + 1;
-                }
-                ends
-            }
-            Some(Part::Simple(_) | Part::Reserved(_)) => Vec::new(),
+        let which = variable_kind(&self.parts[k]);
+        let simple = which == SIMPLE;
+        let limit = self.stop[which][pos].min(self.bad[which][pos]);
+        let literal_next = matches!(self.parts.get(k + 1), Some(Part::Literal(_)));
+        let mut end = if literal_next {
+            let bytes = self.uri.as_bytes();
+            first_end(&self.next_end[k], &self.reach[k + 1], bytes, pos, limit)
+        } else {
+            Some(self.stop[which][pos])
         };
-        // A value is whole only up to the first bad escape, and never ends inside one.
-        let bad = first_bad_escape(&rest[..limit], simple);
-        let bytes = rest.as_bytes();
-        for end in ends {
-            let splits_escape =
-                (end >= 1 && bytes[end - 1] == b'%') || (end >= 2 && bytes[end - 2] == b'%');
-            if end == 0 || end > bad || splits_escape || !rest.is_char_boundary(end) {
-                continue;
-            }
+        while let Some(e) = end {
             let mark = self.values.len();
-            if !self.from(k + 1, pos + end) {
-                continue;
-            }
-            // Decoded once it is known to fit, and put before what the later parts bound.
-            if self.spend(end)
-                && let Some(value) = percent_decode(&rest[..end])
+            // Decoded once the rest is known to fit, and put before what the later parts
+            // bound.
+            if self.from(k + 1, e)
+                && spend(&mut self.budget, e - pos + 1)
+                && let Some(value) = percent_decode(&self.uri[pos..e])
                 && !(simple && (value == "." || value == ".."))
             {
                 self.values.insert(mark, (name.to_owned(), value));
                 return true;
             }
             self.values.truncate(mark);
+            if self.budget == 0 || !literal_next {
+                return false;
+            }
+            end = Some(self.next_end[k][e + 1]).filter(|&next| next <= limit);
         }
         false
     }
 }
 
-/// Where `needle` first occurs in `haystack`.
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return Some(0);
+/// Which of [`SIMPLE`] and [`RESERVED`] a variable part is.
+fn variable_kind(part: &Part) -> usize {
+    match part {
+        Part::Simple(_) => SIMPLE,
+        _ => RESERVED,
     }
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Where the first escape of a raw value starts that is not `%` and two hex digits (or, for
-/// a simple variable, that stands for `/`); the value's length when there is none. A value
-/// must end before it.
-fn first_bad_escape(raw: &str, simple: bool) -> usize {
-    let bytes = raw.as_bytes();
-    let mut i = 0;
-    while let Some(at) = bytes[i..].iter().position(|&b| b == b'%') {
-        let at = i + at;
-        let Some(hex) = bytes.get(at + 1..at + 3) else {
-            // Cut short by the end of the value: only a longer value could complete it,
-            // and the value cannot be longer.
-            return at;
-        };
-        if !hex.iter().all(u8::is_ascii_hexdigit) || (simple && hex.eq_ignore_ascii_case(b"2f")) {
-            return at;
-        }
-        i = at + 3;
+/// The shortest end a value starting at `p` may have, up to `limit`, when a literal follows.
+/// The value's first byte may follow a `%` outside it, so `p + 1` is looked at apart.
+fn first_end(
+    next_end: &[usize],
+    after: &[bool],
+    bytes: &[u8],
+    p: usize,
+    limit: usize,
+) -> Option<usize> {
+    if p >= limit {
+        return None;
     }
-    raw.len()
+    if after[p + 1] && bytes[p] != b'%' {
+        return Some(p + 1);
+    }
+    next_end.get(p + 2).copied().filter(|&e| e <= limit)
+}
+
+/// Takes `steps` from a budget; false, and nothing left, when it does not have them.
+fn spend(budget: &mut usize, steps: usize) -> bool {
+    match budget.checked_sub(steps) {
+        Some(left) => {
+            *budget = left;
+            true
+        }
+        None => {
+            *budget = 0;
+            false
+        }
+    }
+}
+
+/// For each position `0..=n`, the next position at or after it where `is` holds, or `n`.
+fn next_where(n: usize, is: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut next = vec![n; n + 1];
+    for i in (0..n).rev() {
+        next[i] = if is(i) { i } else { next[i + 1] };
+    }
+    next
+}
+
+/// For each position, where the next `%` is that does not start `%` and two hex digits (or,
+/// for a simple variable, that stands for `/`): a value must end before it. A valid escape's
+/// digits are never `%`, so this does not depend on where the value starts.
+fn bad_escapes(bytes: &[u8], simple: bool) -> Vec<usize> {
+    next_where(bytes.len(), |i| {
+        bytes[i] == b'%'
+            && bytes.get(i + 1..i + 3).is_none_or(|hex| {
+                !hex.iter().all(u8::is_ascii_hexdigit)
+                    || (simple && hex.eq_ignore_ascii_case(b"2f"))
+            })
+    })
 }
 
 fn match_query(names: &[String], uri: &str, values: &mut Vec<(String, String)>) -> bool {
@@ -547,11 +618,18 @@ mod tests {
         assert!(vars.iter().all(|(_, v)| v == "a"));
         // A long value of the one variable a resource template usually has.
         let files = UriTemplate::parse("test://files/{+path}").unwrap();
-        let long = format!("test://files/{}", "a/".repeat(100_000));
+        let long = format!("test://files/{}", "a/".repeat(30_000));
         assert_eq!(
             files.matches(&long).unwrap().get("path").unwrap().len(),
-            200_000
+            60_000
         );
+        let too_long = format!("test://files/{}", "a/".repeat(40_000));
+        assert!(files.matches(&too_long).is_none());
+        // Many escapes that could each end a value, and a literal made of one.
+        let t = UriTemplate::parse("f://{+a}%00{+b}%00{+c}").unwrap();
+        let uri = format!("f://{}", "%00".repeat(20_000));
+        let vars = t.matches(&uri).expect("the shortest values fit");
+        assert_eq!((vars.get("a"), vars.get("b")), (Some("\0"), Some("\0")));
     }
 
     #[test]

@@ -349,9 +349,17 @@ impl Server {
     ) -> Result<Routed, RpcError> {
         let p: ReadResourceParams = parse_params(params)?;
         let catalogue = self.catalogue();
-        let (resource, variables) = catalogue
-            .resolve(&p.uri)
-            .ok_or_else(|| resource_not_found(&p.uri))?;
+        let (resource, variables) = catalogue.resolve(&p.uri).ok_or_else(|| {
+            if p.uri.len() > crate::UriTemplate::MAX_MATCHED_URI {
+                RpcError::invalid_params(format!(
+                    "the URI is {} bytes long; resource templates match URIs of at most {} bytes",
+                    p.uri.len(),
+                    crate::UriTemplate::MAX_MATCHED_URI
+                ))
+            } else {
+                resource_not_found(&p.uri)
+            }
+        })?;
         let descriptor = resource.descriptor;
         let request = HandlerRequest {
             cache: Some(descriptor.cache.unwrap_or(self.read_cache())),

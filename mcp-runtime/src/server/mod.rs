@@ -473,7 +473,7 @@ impl ServerBuilder {
     /// Sets how many requests one stdio connection may have in flight (64 unless set); more
     /// are refused with a JSON-RPC error until some finish. Calls that finish without
     /// waiting never count. Over HTTP the limit is the endpoint's
-    /// ([`HttpOptions::max_in_flight_per_session`](crate::http::HttpOptions)).
+    /// (`HttpOptions::max_in_flight_per_session`, with the `http` feature).
     pub fn max_in_flight(mut self, requests: usize) -> Self {
         self.max_in_flight = requests.max(1);
         self
