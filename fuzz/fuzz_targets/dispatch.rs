@@ -425,6 +425,11 @@ fn present_string<'de, D: serde::Deserializer<'de>>(
 ) -> Result<Option<&'de RawValue>, D::Error> {
     let raw = <&RawValue>::deserialize(d)?;
     match raw.get().as_bytes().first() {
+        // A method the server cannot read as a string (a lone surrogate escape) makes the
+        // message unreadable to it, as to most JSON parsers.
+        Some(b'"') if serde_json::from_str::<String>(raw.get()).is_err() => Err(
+            serde::de::Error::custom("`method` is not a string of Unicode characters"),
+        ),
         Some(b'"') => Ok(Some(raw)),
         Some(b'n') => Ok(None),
         _ => Err(serde::de::Error::custom("`method` must be a string")),

@@ -260,8 +260,12 @@ struct Matcher<'t, 'u> {
     next_end: Vec<Vec<usize>>,
     /// `stop[SIMPLE][p]`, `stop[RESERVED][p]`: the next byte at or after `p` that ends a value.
     stop: [Vec<usize>; 2],
-    /// `bad[…][p]`: where the next escape at or after `p` starts that a value cannot hold.
+    /// `bad[…][p]`: how far a value starting at `p` may run: to the next escape it cannot
+    /// hold, or to where its decoded bytes stop being UTF-8.
     bad: [Vec<usize>; 2],
+    /// `lead[e]`: where the multi-byte character starts whose escapes `e` is inside (the
+    /// escape at `e` is one of its continuation bytes), or `usize::MAX`.
+    lead: Vec<usize>,
     /// Pairs (part, position) the walk found to bind nothing.
     failed: std::collections::HashSet<(usize, usize)>,
     /// Steps left; none left means no match.
@@ -279,7 +283,14 @@ impl<'t, 'u> Matcher<'t, 'u> {
             next_where(n, |i| matches!(bytes[i], b'?' | b'#' | b'/')),
             next_where(n, |i| matches!(bytes[i], b'?' | b'#')),
         ];
-        let bad = [bad_escapes(bytes, true), bad_escapes(bytes, false)];
+        let (error, lead) = decoding(bytes);
+        let bad = [true, false].map(|simple| {
+            let mut bad = bad_escapes(bytes, simple);
+            for (b, e) in bad.iter_mut().zip(&error) {
+                *b = (*b).min(*e);
+            }
+            bad
+        });
         let mut budget = 8 * n + 100_000;
         let mut reach = vec![Vec::new(); parts.len() + 1];
         let mut next_end = vec![Vec::new(); parts.len()];
@@ -304,12 +315,15 @@ impl<'t, 'u> Matcher<'t, 'u> {
                     if matches!(parts.get(k + 1), Some(Part::Literal(_))) {
                         let mut ends = vec![usize::MAX; n + 2];
                         for e in (1..=n).rev() {
-                            let whole = bytes[e - 1] != b'%' && (e < 2 || bytes[e - 2] != b'%');
+                            let whole = bytes[e - 1] != b'%'
+                                && (e < 2 || bytes[e - 2] != b'%')
+                                && lead[e] == usize::MAX;
                             ends[e] = if after[e] && whole { e } else { ends[e + 1] };
                         }
                         let row = (0..=n)
                             .map(|p| {
-                                first_end(&ends, after, bytes, p, stop[p].min(bad[p])).is_some()
+                                let limit = stop[p].min(bad[p]);
+                                end_from(&ends, after, bytes, &lead, p, limit, p + 1).is_some()
                             })
                             .collect();
                         next_end[k] = ends;
@@ -340,6 +354,7 @@ impl<'t, 'u> Matcher<'t, 'u> {
             next_end,
             stop,
             bad,
+            lead,
             failed: std::collections::HashSet::new(),
             budget,
         }
@@ -373,7 +388,8 @@ impl<'t, 'u> Matcher<'t, 'u> {
         let literal_next = matches!(self.parts.get(k + 1), Some(Part::Literal(_)));
         let mut end = if literal_next {
             let bytes = self.uri.as_bytes();
-            first_end(&self.next_end[k], &self.reach[k + 1], bytes, pos, limit)
+            let (ends, after) = (&self.next_end[k], &self.reach[k + 1]);
+            end_from(ends, after, bytes, &self.lead, pos, limit, pos + 1)
         } else {
             Some(self.stop[which][pos])
         };
@@ -393,7 +409,9 @@ impl<'t, 'u> Matcher<'t, 'u> {
             if self.budget == 0 || !literal_next {
                 return false;
             }
-            end = Some(self.next_end[k][e + 1]).filter(|&next| next <= limit);
+            let bytes = self.uri.as_bytes();
+            let (ends, after) = (&self.next_end[k], &self.reach[k + 1]);
+            end = end_from(ends, after, bytes, &self.lead, pos, limit, e + 1);
         }
         false
     }
@@ -407,22 +425,79 @@ fn variable_kind(part: &Part) -> usize {
     }
 }
 
-/// The shortest end a value starting at `p` may have, up to `limit`, when a literal follows.
-/// The value's first byte may follow a `%` outside it, so `p + 1` is looked at apart.
-fn first_end(
+/// The shortest end at or after `from` that a value starting at `p` may have, up to
+/// `limit`, when a literal follows. The first two are looked at apart: the byte before the
+/// value does not count in whether it splits an escape, and a character whose escapes began
+/// before the value does not bind it.
+fn end_from(
     next_end: &[usize],
     after: &[bool],
     bytes: &[u8],
+    lead: &[usize],
     p: usize,
     limit: usize,
+    from: usize,
 ) -> Option<usize> {
-    if p >= limit {
-        return None;
+    for e in from..p + 3 {
+        if e > limit {
+            return None;
+        }
+        let whole = bytes[e - 1] != b'%' && (e < p + 2 || bytes[e - 2] != b'%');
+        if after[e] && whole && (lead[e] == usize::MAX || lead[e] < p) {
+            return Some(e);
+        }
     }
-    if after[p + 1] && bytes[p] != b'%' {
-        return Some(p + 1);
+    next_end
+        .get(from.max(p + 3))
+        .copied()
+        .filter(|&e| e <= limit)
+}
+
+/// How percent-decoding goes from each position: where decoding a value that starts there
+/// first fails (an escape that is no UTF-8 where it stands, or a bad escape), or
+/// `usize::MAX`; and, for each escape that continues a multi-byte character, where that
+/// character starts.
+fn decoding(bytes: &[u8]) -> (Vec<usize>, Vec<usize>) {
+    let n = bytes.len();
+    let escape = |i: usize| -> Option<u8> {
+        let hex = bytes.get(i + 1..i + 3).filter(|_| bytes[i] == b'%')?;
+        let digit = |h: u8| (h as char).to_digit(16);
+        u8::try_from(digit(hex[0])? * 16 + digit(hex[1])?).ok()
+    };
+    // The length in escapes of the character whose first byte is escaped at `i`, when the
+    // escapes that follow complete it as UTF-8.
+    let character = |i: usize, first: u8| -> Option<usize> {
+        let len = match first {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return None,
+        };
+        let mut buf = [0u8; 4];
+        for (j, b) in buf.iter_mut().enumerate().take(len) {
+            *b = escape(i + 3 * j)?;
+        }
+        std::str::from_utf8(&buf[..len]).ok().map(|_| len)
+    };
+    let mut error = vec![usize::MAX; n + 1];
+    let mut lead = vec![usize::MAX; n + 1];
+    for i in (0..n).rev() {
+        error[i] = match escape(i) {
+            None if bytes[i] == b'%' => i,
+            None => error[i + 1],
+            Some(b) if b < 0x80 => error[i + 3],
+            Some(b) => match character(i, b) {
+                Some(len) => {
+                    for j in 1..len {
+                        lead[i + 3 * j] = i;
+                    }
+                    error[i + 3 * len]
+                }
+                None => i,
+            },
+        };
     }
-    next_end.get(p + 2).copied().filter(|&e| e <= limit)
+    (error, lead)
 }
 
 /// Takes `steps` from a budget; false, and nothing left, when it does not have them.
@@ -655,6 +730,28 @@ mod tests {
         assert_eq!(
             vars("f://{a}xy", "f://맧맧xy"),
             Some(pairs(&[("a", "맧맧")]))
+        );
+    }
+
+    #[test]
+    fn values_that_would_not_decode_are_never_tried() {
+        // `b` could start at any `%00` and run to `%dd0`, which is no UTF-8: a search that
+        // decodes each candidate runs out of steps long before it finds the one split.
+        let t = UriTemplate::parse("f://{+a}%{b}%{+c}").unwrap();
+        let uri = format!("f://{}%dd0d%%25", "%00".repeat(3_000));
+        let bound = t.matches(&uri).expect("the split the URI was made from");
+        assert_eq!(bound.get("a").map(str::len), Some(3_000));
+        assert_eq!((bound.get("b"), bound.get("c")), (Some("dd0d"), Some("%")));
+        // A character's escapes begun in the literal before a value do not bind the value.
+        assert_eq!(
+            vars("f://x%{b}%A9", "f://x%C3%A9"),
+            Some(pairs(&[("b", "C3")]))
+        );
+        // Escapes that are not UTF-8 never make a value.
+        assert_eq!(vars("f://{a}/x", "f://%C3/x"), None);
+        assert_eq!(
+            vars("f://{a}/x", "f://%C3%A9/x"),
+            Some(pairs(&[("a", "é")]))
         );
     }
 
