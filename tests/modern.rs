@@ -210,6 +210,38 @@ fn tampered_and_foreign_states_are_refused() {
 }
 
 #[test]
+fn a_state_past_the_servers_lifetime_is_refused() {
+    let mut server = StdioServer::spawn_with_env(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("REQUEST_STATE_LIFETIME_SECS", "1")],
+    );
+    let first = seat_input_required(&mut server, 1);
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let retry = |server: &mut StdioServer, id| {
+        ask(
+            server,
+            id,
+            "tools/call",
+            json!({"name": "choose_seat", "_meta": meta(json!({"elicitation": {}})), "requestState": state}),
+        )
+    };
+    // Still valid at once (an answer is missing, so it asks again)…
+    let fresh = retry(&mut server, 2);
+    assert_eq!(fresh["result"]["resultType"], "input_required", "{fresh}");
+    // …and refused once its second has passed (expiry is in whole seconds).
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let late = retry(&mut server, 3);
+    assert_eq!(late["error"]["code"], -32602, "{late}");
+    assert!(
+        late["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{late}"
+    );
+}
+
+#[test]
 fn sampling_and_roots_are_round_trips_too_and_undeclared_features_are_not_asked() {
     let mut server = catalogue();
     let response = ask(

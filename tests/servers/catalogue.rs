@@ -76,6 +76,9 @@ async fn main() -> mcp_runtime::Result<()> {
     if let Ok(key) = std::env::var("MCP_STATE_KEY") {
         builder = builder.request_state_keys(key.into_bytes(), []);
     }
+    if let Some(secs) = number("REQUEST_STATE_LIFETIME_SECS") {
+        builder = builder.request_state_lifetime(std::time::Duration::from_secs(secs));
+    }
     match http_address() {
         // One replica of several, sharing Redis.
         Some(addr) if std::env::var("MCP_REDIS_URL").is_ok() => {

@@ -172,6 +172,7 @@ pub struct ServerBuilder {
     message_log: Option<Option<crate::MessageLog>>,
     client_request_timeout: Duration,
     state_keys: Option<request_state::StateKeys>,
+    state_lifetime: Duration,
     list_cache: modern::CacheHint,
     read_cache: modern::CacheHint,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
@@ -207,6 +208,7 @@ impl Server {
             message_log: None,
             client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
             state_keys: None,
+            state_lifetime: request_state::STATE_LIFETIME,
             list_cache: modern::CacheHint {
                 ttl_ms: 60_000,
                 public: true,
@@ -541,6 +543,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets how long a `requestState` this server seals stays valid (15 minutes unless
+    /// set; whole seconds, at least one): a client that retries later is refused with an
+    /// invalid-params error and starts the request again. Replicas should agree on it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .request_state_lifetime(Duration::from_secs(120))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn request_state_lifetime(mut self, lifetime: Duration) -> Self {
+        self.state_lifetime = lifetime;
+        self
+    }
+
     /// Sets the cache hints of stateless list results (`ttlMs`, `cacheScope`): one minute,
     /// public, unless set.
     pub fn list_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
@@ -698,7 +719,8 @@ impl ServerBuilder {
                 client_request_timeout: self.client_request_timeout,
                 state_keys: self
                     .state_keys
-                    .unwrap_or_else(request_state::StateKeys::random),
+                    .unwrap_or_else(request_state::StateKeys::random)
+                    .lasting(self.state_lifetime),
                 list_cache: self.list_cache,
                 read_cache: self.read_cache,
                 tasks: tasks::TaskSettings {

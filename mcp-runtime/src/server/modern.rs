@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::Server;
 use super::dispatch::{Routed, parse_params};
-use super::request_state::{Binding, SealedState};
+use super::request_state::Binding;
 use super::session::{Negotiated, RequestChannel, Session};
 use crate::protocol::{
     Implementation, LogLevel, ProtocolVersion, RequestId, RpcError, response_frame,
@@ -279,10 +279,9 @@ impl RoundTrip {
             return None;
         }
         let requests: Map<String, Value> = pending.into_iter().collect();
-        let state = server.state_keys().seal(&SealedState::new(
-            self.binding.clone(),
-            self.answers.clone(),
-        ));
+        let state = server
+            .state_keys()
+            .seal_new(self.binding.clone(), self.answers.clone());
         Some(
             json!({
                 "resultType": "input_required",

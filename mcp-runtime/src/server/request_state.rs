@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// How long a `requestState` stays valid.
+/// How long a `requestState` stays valid unless the server says otherwise.
 pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
 /// The keys that seal and open `requestState`: the current one, and older ones still
@@ -25,6 +25,8 @@ pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(15 * 60);
 pub(crate) struct StateKeys {
     current: Vec<u8>,
     previous: Vec<Vec<u8>>,
+    /// How long a state sealed now stays valid.
+    lifetime: Duration,
 }
 
 impl std::fmt::Debug for StateKeys {
@@ -43,14 +45,28 @@ impl StateKeys {
             let seed = format!("{:p}{:?}", &key, SystemTime::now());
             key = Sha256::digest(seed.as_bytes()).to_vec();
         }
-        StateKeys {
-            current: key,
-            previous: Vec::new(),
-        }
+        StateKeys::new(key, Vec::new())
     }
 
     pub(crate) fn new(current: Vec<u8>, previous: Vec<Vec<u8>>) -> StateKeys {
-        StateKeys { current, previous }
+        StateKeys {
+            current,
+            previous,
+            lifetime: STATE_LIFETIME,
+        }
+    }
+
+    /// The same keys, sealing states that stay valid for `lifetime`.
+    pub(crate) fn lasting(self, lifetime: Duration) -> StateKeys {
+        StateKeys { lifetime, ..self }
+    }
+
+    /// Seals a new state: the request it belongs to and the answers so far, valid for the
+    /// keys' lifetime from now.
+    pub(crate) fn seal_new(&self, binding: Binding, answers: Map<String, Value>) -> String {
+        let mut state = SealedState::new(binding, answers);
+        state.expires = now_secs() + self.lifetime.as_secs().max(1);
+        self.seal(&state)
     }
 
     fn mac(key: &[u8], payload: &[u8]) -> HmacSha256 {
