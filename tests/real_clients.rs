@@ -71,6 +71,20 @@ fn the_python_sdk_lists_and_calls_tools_over_the_legacy_http_sse_transport() {
 }
 
 #[test]
+fn the_legacy_transport_sits_beside_an_endpoint_moved_elsewhere() {
+    let server = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("HTTP_PATH", "/api/v1/mcp")],
+    );
+    assert_eq!(server.request("GET", "/sse").send().status, 404);
+    run_python_script(
+        "python_sdk_legacy_sse.py",
+        server.url("/api/v1/sse").as_ref(),
+        &[],
+    );
+}
+
+#[test]
 fn the_python_sdk_calls_tools_reads_templates_and_elicits_over_http_in_the_stateless_era() {
     let server = HttpServer::spawn(&workspace_binary("everything"), &[]);
     run_python_script("python_sdk_http.py", server.url("/mcp").as_ref(), &[]);

@@ -165,6 +165,9 @@ fn list(name: &str, separator: char) -> Option<Vec<String>> {
 
 fn http_options() -> HttpOptions {
     let mut options = HttpOptions::default();
+    if let Ok(path) = std::env::var("HTTP_PATH") {
+        options = options.path(path);
+    }
     if let Some(ms) = number("SESSION_IDLE_MS") {
         options = options.session_idle_timeout(Duration::from_millis(ms));
     }

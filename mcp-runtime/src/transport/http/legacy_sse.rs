@@ -1,6 +1,7 @@
 //! The HTTP+SSE transport of protocol revision 2024-11-05, for clients that predate
 //! Streamable HTTP: `GET /sse` opens a stream whose first event names the endpoint to POST
-//! messages to; every answer travels on that stream.
+//! messages to; every answer travels on that stream. Both sit beside the Streamable HTTP
+//! endpoint: with the endpoint at `/api/mcp`, they are `/api/sse` and `/api/messages`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,10 +31,14 @@ impl LegacySessions {
 }
 
 pub(super) fn routes(state: Arc<HttpState>) -> Router<Arc<HttpState>> {
-    let _ = state;
+    let base = state
+        .options
+        .path
+        .rsplit_once('/')
+        .map_or("", |(parent, _)| parent);
     Router::new()
-        .route("/sse", get(open))
-        .route("/messages", post(message))
+        .route(&format!("{base}/sse"), get(open))
+        .route(&format!("{base}/messages"), post(message))
 }
 
 /// Removes a legacy session when its stream ends.
@@ -59,7 +64,9 @@ async fn open(State(state): State<Arc<HttpState>>) -> Response<Body> {
     state.server.register_session(&session);
     state.legacy.map().insert(id.clone(), (session, out));
     let (tx, rx) = mpsc::channel::<Bytes>(64);
-    let endpoint = format!("event: endpoint\ndata: /messages?sessionId={id}\n\n");
+    // Relative to the stream's own URL, so it stays right under any prefix a proxy or an
+    // enclosing router adds.
+    let endpoint = format!("event: endpoint\ndata: messages?sessionId={id}\n\n");
     let guard = Unregister {
         state: Arc::clone(&state),
         id,
