@@ -190,6 +190,17 @@ impl UriTemplate {
         if uri.len() > Self::MAX_MATCHED_URI {
             return None;
         }
+        // Most templates a URI is tried against differ from it in their first literal.
+        if let Some(Part::Literal(first)) = self.parts.first()
+            && !uri.starts_with(first.as_str())
+        {
+            return None;
+        }
+        if let Some(Part::Literal(last)) = self.parts.last()
+            && !uri.ends_with(last.as_str())
+        {
+            return None;
+        }
         let mut matcher = Matcher::new(&self.parts, uri);
         matcher.from(0, 0).then_some(UriVariables {
             values: matcher.values,
@@ -291,7 +302,14 @@ impl<'t, 'u> Matcher<'t, 'u> {
             }
             bad
         });
-        let mut budget = 8 * n + 100_000;
+        let budget = 8 * n + 100_000;
+        let literal_questions: usize = parts
+            .iter()
+            .map(|part| match part {
+                Part::Literal(l) => l.matches('?').count(),
+                _ => 0,
+            })
+            .sum();
         let mut reach = vec![Vec::new(); parts.len() + 1];
         let mut next_end = vec![Vec::new(); parts.len()];
         reach[parts.len()] = (0..=n).map(|p| p == n).collect();
@@ -301,14 +319,18 @@ impl<'t, 'u> Matcher<'t, 'u> {
                 Part::Literal(l) => (0..=n)
                     .map(|p| bytes[p..].starts_with(l.as_bytes()) && after[p + l.len()])
                     .collect(),
-                // A query is read where one starts, as long as the budget lasts.
-                Part::Query(names) => (0..=n)
-                    .map(|p| {
-                        (p == n || bytes[p] == b'?')
-                            && spend(&mut budget, n - p)
-                            && match_query(names, &uri[p..], &mut Vec::new())
-                    })
-                    .collect(),
+                // No value holds a raw `?`, so the query starts at the first `?` after those
+                // of the template's literals, or is empty at the end.
+                Part::Query(names) => {
+                    let mut row = vec![false; n + 1];
+                    let start = uri
+                        .match_indices('?')
+                        .map(|(i, _)| i)
+                        .nth(literal_questions)
+                        .unwrap_or(n);
+                    row[start] = match_query(names, &uri[start..], &mut Vec::new());
+                    row
+                }
                 Part::Simple(_) | Part::Reserved(_) => {
                     let which = variable_kind(&parts[k]);
                     let (stop, bad) = (&stop[which], &bad[which]);
@@ -323,7 +345,14 @@ impl<'t, 'u> Matcher<'t, 'u> {
                         let row = (0..=n)
                             .map(|p| {
                                 let limit = stop[p].min(bad[p]);
-                                end_from(&ends, after, bytes, &lead, p, limit, p + 1).is_some()
+                                let candidates = Ends {
+                                    next_end: &ends,
+                                    after,
+                                    uri,
+                                    lead: &lead,
+                                    simple: which == SIMPLE,
+                                };
+                                candidates.from(p, limit, p + 1).is_some()
                             })
                             .collect();
                         next_end[k] = ends;
@@ -339,6 +368,7 @@ impl<'t, 'u> Matcher<'t, 'u> {
                                     && bytes[e - 1] != b'%'
                                     && (e < p + 2 || bytes[e - 2] != b'%')
                                     && after[e]
+                                    && !(which == SIMPLE && is_dot(&bytes[p..e]))
                             })
                             .collect()
                     }
@@ -357,6 +387,17 @@ impl<'t, 'u> Matcher<'t, 'u> {
             lead,
             failed: std::collections::HashSet::new(),
             budget,
+        }
+    }
+
+    /// The ends a value of variable `k` may have, a literal following it.
+    fn ends(&self, k: usize) -> Ends<'_> {
+        Ends {
+            next_end: &self.next_end[k],
+            after: &self.reach[k + 1],
+            uri: self.uri,
+            lead: &self.lead,
+            simple: matches!(self.parts[k], Part::Simple(_)),
         }
     }
 
@@ -387,9 +428,7 @@ impl<'t, 'u> Matcher<'t, 'u> {
         let limit = self.stop[which][pos].min(self.bad[which][pos]);
         let literal_next = matches!(self.parts.get(k + 1), Some(Part::Literal(_)));
         let mut end = if literal_next {
-            let bytes = self.uri.as_bytes();
-            let (ends, after) = (&self.next_end[k], &self.reach[k + 1]);
-            end_from(ends, after, bytes, &self.lead, pos, limit, pos + 1)
+            self.ends(k).from(pos, limit, pos + 1)
         } else {
             Some(self.stop[which][pos])
         };
@@ -409,9 +448,7 @@ impl<'t, 'u> Matcher<'t, 'u> {
             if self.budget == 0 || !literal_next {
                 return false;
             }
-            let bytes = self.uri.as_bytes();
-            let (ends, after) = (&self.next_end[k], &self.reach[k + 1]);
-            end = end_from(ends, after, bytes, &self.lead, pos, limit, e + 1);
+            end = self.ends(k).from(pos, limit, e + 1);
         }
         false
     }
@@ -425,32 +462,69 @@ fn variable_kind(part: &Part) -> usize {
     }
 }
 
-/// The shortest end at or after `from` that a value starting at `p` may have, up to
-/// `limit`, when a literal follows. The first two are looked at apart: the byte before the
-/// value does not count in whether it splits an escape, and a character whose escapes began
-/// before the value does not bind it.
-fn end_from(
-    next_end: &[usize],
-    after: &[bool],
-    bytes: &[u8],
-    lead: &[usize],
-    p: usize,
-    limit: usize,
-    from: usize,
-) -> Option<usize> {
-    for e in from..p + 3 {
-        if e > limit {
-            return None;
-        }
-        let whole = bytes[e - 1] != b'%' && (e < p + 2 || bytes[e - 2] != b'%');
-        if after[e] && whole && (lead[e] == usize::MAX || lead[e] < p) {
-            return Some(e);
+/// The ends a value may have when a literal follows it.
+struct Ends<'a> {
+    /// The matcher's `next_end` row of the variable.
+    next_end: &'a [usize],
+    /// Where the parts after the variable can match from.
+    after: &'a [bool],
+    uri: &'a str,
+    lead: &'a [usize],
+    /// A simple variable, which never holds `.` or `..`.
+    simple: bool,
+}
+
+impl Ends<'_> {
+    /// The shortest end at or after `from` that a value starting at `p` may have, up to
+    /// `limit`. The first two are looked at apart: the byte before the value does not count
+    /// in whether it splits an escape, and a character whose escapes began before the value
+    /// does not bind it.
+    fn from(&self, p: usize, limit: usize, mut from: usize) -> Option<usize> {
+        let bytes = self.uri.as_bytes();
+        loop {
+            let mut found = None;
+            for e in from..p + 3 {
+                if e > limit {
+                    return None;
+                }
+                let whole = bytes[e - 1] != b'%' && (e < p + 2 || bytes[e - 2] != b'%');
+                let lead = self.lead[e];
+                if self.after[e] && whole && (lead == usize::MAX || lead < p) {
+                    found = Some(e);
+                    break;
+                }
+            }
+            let e = match found {
+                Some(e) => e,
+                None => self
+                    .next_end
+                    .get(from.max(p + 3))
+                    .copied()
+                    .filter(|&e| e <= limit)?,
+            };
+            if !(self.simple && is_dot(&bytes[p..e])) {
+                return Some(e);
+            }
+            from = e + 1;
         }
     }
-    next_end
-        .get(from.max(p + 3))
-        .copied()
-        .filter(|&e| e <= limit)
+}
+
+/// Whether a raw value decodes to `.` or `..` (each dot raw or `%2E`), which a simple
+/// variable never holds.
+fn is_dot(raw: &[u8]) -> bool {
+    let (mut dots, mut i) = (0, 0);
+    while i < raw.len() {
+        if raw[i] == b'.' {
+            i += 1;
+        } else if raw[i..].len() >= 3 && raw[i..i + 2] == *b"%2" && raw[i + 2] | 0x20 == b'e' {
+            i += 3;
+        } else {
+            return false;
+        }
+        dots += 1;
+    }
+    (1..=2).contains(&dots)
 }
 
 /// How percent-decoding goes from each position: where decoding a value that starts there
@@ -753,6 +827,22 @@ mod tests {
             vars("f://{a}/x", "f://%C3%A9/x"),
             Some(pairs(&[("a", "é")]))
         );
+    }
+
+    #[test]
+    fn dot_segments_and_question_marks_cost_no_search() {
+        // Every `/.` could end `a` if `.` were a value of `b`; it never is.
+        let t = UriTemplate::parse("f://{+a}/{b}/{+c}").unwrap();
+        let uri = format!("f://x{}/y/z", "/.".repeat(20_000));
+        let bound = t.matches(&uri).expect("b binds y");
+        assert_eq!((bound.get("b"), bound.get("c")), (Some("y"), Some("z")));
+        assert_eq!(vars("f://{a}/{b}", "f://x/%2E%2e"), None);
+        // A query may hold raw `?`s; it starts after those of the literals.
+        let t = UriTemplate::parse("f://s?/{a}{?q}").unwrap();
+        let uri = format!("f://s?/x?q={}", "?".repeat(30_000));
+        let bound = t.matches(&uri).expect("a binds x");
+        assert_eq!(bound.get("a"), Some("x"));
+        assert_eq!(bound.get("q").map(str::len), Some(30_000));
     }
 
     #[test]
