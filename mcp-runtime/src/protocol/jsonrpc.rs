@@ -172,6 +172,17 @@ pub(crate) enum Incoming<'a> {
 impl<'a> Envelope<'a> {
     /// Whether the message is a response (the peer's answer): no `method`, and a `result` or
     /// an `error`, well-formed or not.
+    /// Reads a message's members. Only a JSON object is a message: serde would also read
+    /// the struct from an array, by position, which would make `["2.0", 1, "ping"]` a ping.
+    pub(crate) fn parse(text: &'a str) -> Result<Envelope<'a>, serde_json::Error> {
+        if text.trim_start().starts_with('[') {
+            return Err(serde::de::Error::custom(
+                "an array is not a JSON-RPC message (a batch holds objects)",
+            ));
+        }
+        serde_json::from_str(text)
+    }
+
     pub(crate) fn is_response(&self) -> bool {
         self.method.is_none() && (self.result.is_some() || self.error.is_some())
     }

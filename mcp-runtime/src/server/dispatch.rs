@@ -56,7 +56,7 @@ impl Server {
                 )));
             }
         };
-        match serde_json::from_str::<Envelope<'_>>(text) {
+        match Envelope::parse(text) {
             Ok(envelope) => self.route_envelope(session, envelope, out),
             Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
         }
@@ -120,12 +120,10 @@ impl Server {
         }
         let routed: Vec<Routed> = items
             .into_iter()
-            .map(
-                |raw| match serde_json::from_str::<Envelope<'_>>(raw.get()) {
-                    Ok(envelope) => self.route_envelope(session, envelope, out),
-                    Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
-                },
-            )
+            .map(|raw| match Envelope::parse(raw.get()) {
+                Ok(envelope) => self.route_envelope(session, envelope, out),
+                Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
+            })
             .collect();
         Routed::Deferred(Box::pin(async move {
             let mut frames = Vec::new();
