@@ -984,7 +984,7 @@ fn a_request_without_a_token_is_401_with_a_challenge_naming_the_metadata() {
     let response = post(&server, &initialize_message(LATEST, json!({}))).send();
     let expected = format!(
         "Bearer resource_metadata=\"{}\"",
-        server.url("/.well-known/oauth-protected-resource")
+        server.url("/.well-known/oauth-protected-resource/mcp")
     );
     assert_eq!(response.header("www-authenticate"), Some(expected.as_str()));
     assert!(response.header("mcp-session-id").is_none());

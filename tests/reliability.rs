@@ -154,6 +154,7 @@ fn a_client_that_does_not_read_cannot_make_the_server_hold_its_notifications() {
     server.request(1, "logging/setLevel", json!({"level": "debug"}));
     server.response(1);
     // 256 MiB of log messages while the test does not read standard output.
+    server.pause_reading();
     server.request(
         2,
         "tools/call",
@@ -161,6 +162,7 @@ fn a_client_that_does_not_read_cannot_make_the_server_hold_its_notifications() {
     );
     std::thread::sleep(Duration::from_secs(3));
     let peak = peak_rss_kib(server.pid());
+    server.resume_reading();
     assert!(
         peak < 96 * 1024,
         "the server held {peak} KiB for a client that does not read"

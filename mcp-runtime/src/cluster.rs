@@ -85,6 +85,10 @@ pub struct SessionRecord {
     pub log_level: Option<String>,
     /// The resources it subscribed to.
     pub subscriptions: Vec<String>,
+    /// The subject of the token that opened it, when the endpoint authenticates: the
+    /// session serves that subject alone, on every replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// Why a shared store could not do what it was asked.

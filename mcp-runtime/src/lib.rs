@@ -76,8 +76,8 @@ pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resou
 pub use schema::SchemaProfile;
 pub use server::{
     CacheHint, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_MAX_NESTING_DEPTH, DEFAULT_PAGE_SIZE, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TASK_TTL, Server,
-    ServerBuilder,
+    DEFAULT_MAX_NESTING_DEPTH, DEFAULT_PAGE_SIZE, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TASK_TTL,
+    MIN_STATE_KEY_BYTES, Server, ServerBuilder,
 };
 pub use transport::memory::MemoryClient;
 pub use transport::trace::MessageLog;
@@ -179,11 +179,15 @@ pub mod __private {
         let mut builder = tokio::runtime::Builder::new_multi_thread();
         #[cfg(not(feature = "multi-thread"))]
         let mut builder = tokio::runtime::Builder::new_current_thread();
-        builder
+        let runtime = builder
             .enable_all()
             .build()
-            .expect("the Tokio runtime cannot start")
-            .block_on(future)
+            .expect("the Tokio runtime cannot start");
+        let output = runtime.block_on(future);
+        // The transports gave the calls in flight their grace period already; a handler
+        // blocking a thread past it must not keep the process alive.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+        output
     }
 
     /// Reads a call's arguments into `A` (a free function, so it is one for every lifetime

@@ -18,9 +18,14 @@
 //! | `HTTP_MAX_IN_FLIGHT` | `max_in_flight_per_session` |
 //! | `HTTP_MAX_IN_FLIGHT_SESSIONLESS` | `max_in_flight_sessionless` |
 //! | `HTTP_MAX_SESSIONS` | `max_sessions` |
+//! | `HTTP_MAX_SESSIONS_PER_CLIENT` | `max_sessions_per_client` |
 //! | `HTTP_SSE_RETRY_MS` | `sse_retry` |
+//! | `HTTP_SSE_KEEP_ALIVE_MS` | `sse_keep_alive` |
+//! | `HTTP_HEADER_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`, `HTTP_IDLE_TIMEOUT_MS` | `header_read_timeout`, `body_read_timeout`, `idle_timeout` |
+//! | `HTTP_MAX_CONNECTIONS`, `HTTP_MAX_CONNECTIONS_PER_PEER` | `max_connections`, `max_connections_per_peer` |
 //! | `HTTP_ALLOWED_HOSTS`, `HTTP_ALLOWED_ORIGINS` (comma-separated) | `allowed_hosts`, `allowed_origins` |
-//! | `HTTP_AUTH_TOKEN` | `auth`: exactly this bearer token is valid, for the caller `tester` |
+//! | `HTTP_AUTH_TOKEN` | `auth`: this bearer token is valid, for the caller `tester` |
+//! | `HTTP_AUTH_TOKENS` (`token:subject,…`) | `auth`: more tokens, each for its subject |
 //! | `HTTP_AUTH_SCOPES` (space-separated, default `mcp`) | the scopes that token grants |
 //! | `HTTP_REQUIRED_SCOPES` (space-separated) | `required_scopes` |
 //! | `HTTP_AUTHORIZATION_SERVERS` (space-separated) | `authorization_servers` |
@@ -31,7 +36,7 @@ mod items;
 use std::time::Duration;
 
 use mcp_runtime::AuthInfo;
-use mcp_runtime::http::{AuthRejection, HttpOptions};
+use mcp_runtime::http::{BearerTokens, HttpOptions};
 
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
@@ -186,8 +191,29 @@ fn http_options() -> HttpOptions {
     if let Some(sessions) = number("HTTP_MAX_SESSIONS") {
         options = options.max_sessions(sessions);
     }
+    if let Some(sessions) = number("HTTP_MAX_SESSIONS_PER_CLIENT") {
+        options = options.max_sessions_per_client(sessions);
+    }
     if let Some(ms) = number("HTTP_SSE_RETRY_MS") {
         options = options.sse_retry(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("HTTP_SSE_KEEP_ALIVE_MS") {
+        options = options.sse_keep_alive(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("HTTP_HEADER_TIMEOUT_MS") {
+        options = options.header_read_timeout(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("HTTP_BODY_TIMEOUT_MS") {
+        options = options.body_read_timeout(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("HTTP_IDLE_TIMEOUT_MS") {
+        options = options.idle_timeout(Duration::from_millis(ms));
+    }
+    if let Some(connections) = number("HTTP_MAX_CONNECTIONS") {
+        options = options.max_connections(connections);
+    }
+    if let Some(connections) = number("HTTP_MAX_CONNECTIONS_PER_PEER") {
+        options = options.max_connections_per_peer(connections);
     }
     if let Some(hosts) = list("HTTP_ALLOWED_HOSTS", ',') {
         options = options.allowed_hosts(hosts);
@@ -195,15 +221,21 @@ fn http_options() -> HttpOptions {
     if let Some(origins) = list("HTTP_ALLOWED_ORIGINS", ',') {
         options = options.allowed_origins(origins);
     }
-    if let Ok(expected) = std::env::var("HTTP_AUTH_TOKEN") {
-        let scopes = list("HTTP_AUTH_SCOPES", ' ').unwrap_or_else(|| vec!["mcp".into()]);
-        options = options.auth(move |token: &str| {
-            if token == expected {
-                Ok(AuthInfo::new("tester").scopes(scopes.clone()))
-            } else {
-                Err(AuthRejection::InvalidToken("unknown token".into()))
-            }
-        });
+    let scopes = list("HTTP_AUTH_SCOPES", ' ').unwrap_or_else(|| vec!["mcp".into()]);
+    let mut tokens = BearerTokens::new();
+    let mut any_token = false;
+    if let Ok(token) = std::env::var("HTTP_AUTH_TOKEN") {
+        tokens = tokens.token(token, AuthInfo::new("tester").scopes(scopes.clone()));
+        any_token = true;
+    }
+    for entry in list("HTTP_AUTH_TOKENS", ',').unwrap_or_default() {
+        if let Some((token, subject)) = entry.split_once(':') {
+            tokens = tokens.token(token, AuthInfo::new(subject).scopes(scopes.clone()));
+            any_token = true;
+        }
+    }
+    if any_token {
+        options = options.auth(tokens);
     }
     if let Some(scopes) = list("HTTP_REQUIRED_SCOPES", ' ') {
         options = options.required_scopes(scopes);

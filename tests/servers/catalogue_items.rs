@@ -591,6 +591,39 @@ fn whoami(ctx: Context) -> String {
     }
 }
 
+/// Signs in (for the message log's redaction: the password must never be written).
+#[tool]
+fn login(
+    /// Who.
+    user: String,
+    /// Their secret.
+    password: String,
+) -> String {
+    format!("welcome {user} ({} characters of secret)", password.len())
+}
+
+/// Logs to the client in a loop that awaits nothing but the runtime's own futures, forever:
+/// only the call's time limit or a cancellation stops it.
+#[tool]
+async fn chatter(ctx: Context) -> &'static str {
+    loop {
+        ctx.info("chatter").await;
+    }
+}
+
+/// Reports that it started, then sleeps, ignoring cancellation: only dropping the call
+/// stops it.
+#[tool]
+async fn stubborn(
+    ctx: Context,
+    /// How long, in milliseconds.
+    ms: u64,
+) -> String {
+    ctx.progress(0.0, None, "started").await;
+    mcp_runtime::tokio::time::sleep(Duration::from_millis(ms)).await;
+    format!("slept {ms} ms, stubbornly")
+}
+
 /// Reports progress `steps` times, pausing between reports; cancellable.
 #[tool]
 async fn slow_progress(

@@ -68,6 +68,11 @@ impl HttpServer {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Where the server listens.
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -24,6 +24,8 @@ pub struct StdioServer {
     lines: mpsc::Receiver<String>,
     /// Messages read while waiting for something else, in arrival order.
     backlog: Vec<Value>,
+    /// While true, nothing more is read from the server's standard output.
+    paused: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
 }
 
 impl StdioServer {
@@ -44,11 +46,18 @@ impl StdioServer {
         let stdout = child.stdout.take().expect("piped stdout");
         let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
+        let paused = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let gate = std::sync::Arc::clone(&paused);
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if tx.send(line).is_err() {
                     break;
+                }
+                let (lock, resumed) = &*gate;
+                let mut paused = lock.lock().unwrap_or_else(|p| p.into_inner());
+                while *paused {
+                    paused = resumed.wait(paused).unwrap_or_else(|p| p.into_inner());
                 }
             }
         });
@@ -57,7 +66,20 @@ impl StdioServer {
             stdin,
             lines,
             backlog: Vec::new(),
+            paused,
         }
+    }
+
+    /// Stops reading the server's standard output (after at most one more line), as a
+    /// client that does not read would: the pipe fills and the server's writes wait.
+    pub fn pause_reading(&mut self) {
+        *self.paused.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    }
+
+    /// Reads the server's standard output again.
+    pub fn resume_reading(&mut self) {
+        *self.paused.0.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        self.paused.1.notify_all();
     }
 
     /// Writes raw bytes, exactly as given.

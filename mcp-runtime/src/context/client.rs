@@ -140,6 +140,7 @@ impl Context {
         params: &impl Serialize,
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
+        self.checkpoint().await;
         if let Some(round_trip) = &self.inner.out.round_trip {
             let params = serde_json::to_value(params)
                 .map_err(|e| ClientError::InvalidRequest(e.to_string()))?;

@@ -92,6 +92,8 @@ struct RequestContext {
     request_id: Option<RequestId>,
     progress_token: Option<ProgressToken>,
     cancel: CancellationToken,
+    /// When the call's time limit runs out, if it has one.
+    deadline: Option<tokio::time::Instant>,
 }
 
 impl Context {
@@ -102,6 +104,7 @@ impl Context {
         request_id: RequestId,
         progress_token: Option<ProgressToken>,
         cancel: CancellationToken,
+        deadline: Option<tokio::time::Instant>,
     ) -> Context {
         Context {
             inner: Arc::new(RequestContext {
@@ -111,8 +114,25 @@ impl Context {
                 request_id: Some(request_id),
                 progress_token,
                 cancel,
+                deadline,
             }),
         }
+    }
+
+    /// Where every future of the runtime's own begins. Once the call is cancelled or past its
+    /// time limit it never completes, so the cancellation or the limit — which race the
+    /// handler — win at this `.await`; otherwise it spends a unit of the task's scheduling
+    /// budget, so a handler that awaits nothing but these (a loop of `ctx.info(…).await`)
+    /// still yields to the other requests and to its own timer.
+    async fn checkpoint(&self) {
+        let past_deadline = self
+            .inner
+            .deadline
+            .is_some_and(|deadline| tokio::time::Instant::now() >= deadline);
+        if past_deadline || self.is_cancelled() {
+            std::future::pending::<()>().await;
+        }
+        tokio::task::coop::consume_budget().await;
     }
 
     /// A context attached to no client, for calling tools directly in unit tests: progress
@@ -133,6 +153,7 @@ impl Context {
                 request_id: None,
                 progress_token: None,
                 cancel: CancellationToken::new(),
+                deadline: None,
             }),
         }
     }
@@ -275,6 +296,7 @@ impl Context {
         total: Option<f64>,
         message: impl Into<ProgressMessage>,
     ) {
+        self.checkpoint().await;
         let Some(token) = &self.inner.progress_token else {
             return;
         };
@@ -300,31 +322,37 @@ impl Context {
     /// Sends a log message to the client (`notifications/message`) when `level` is at or above
     /// the level the client set with `logging/setLevel` (`info` until it sets one).
     pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {
+        self.checkpoint().await;
         self.log_to(level, None, data.into());
     }
 
     /// Like [`Context::log`], naming the logger.
     pub async fn log_as(&self, logger: &str, level: LogLevel, data: impl Into<Value>) {
+        self.checkpoint().await;
         self.log_to(level, Some(logger), data.into());
     }
 
     /// Logs at `debug`.
     pub async fn debug(&self, message: impl Into<Value>) {
+        self.checkpoint().await;
         self.log_to(LogLevel::Debug, None, message.into());
     }
 
     /// Logs at `info`.
     pub async fn info(&self, message: impl Into<Value>) {
+        self.checkpoint().await;
         self.log_to(LogLevel::Info, None, message.into());
     }
 
     /// Logs at `warning`.
     pub async fn warning(&self, message: impl Into<Value>) {
+        self.checkpoint().await;
         self.log_to(LogLevel::Warning, None, message.into());
     }
 
     /// Logs at `error`.
     pub async fn error(&self, message: impl Into<Value>) {
+        self.checkpoint().await;
         self.log_to(LogLevel::Error, None, message.into());
     }
 

@@ -116,6 +116,13 @@ pub enum CatalogueError {
         /// Where it is defined.
         location: SourceLocation,
     },
+    /// A key given to `request_state_keys` is too short to seal anything safely.
+    WeakRequestStateKey {
+        /// `"current"` or `"previous"`.
+        which: &'static str,
+        /// Its length in bytes.
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for CatalogueError {
@@ -153,6 +160,12 @@ impl fmt::Display for CatalogueError {
             } => write!(
                 f,
                 "invalid URI template `{uri}` (defined at {location}): {problem}"
+            ),
+            CatalogueError::WeakRequestStateKey { which, bytes } => write!(
+                f,
+                "the {which} requestState key has {bytes} bytes; it must have at least {} \
+                 (use 32 random bytes from a secret store, e.g. `openssl rand -base64 32`)",
+                crate::server::MIN_STATE_KEY_BYTES
             ),
         }
     }

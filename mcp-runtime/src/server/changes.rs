@@ -17,6 +17,20 @@ const TOOLS: u8 = 1;
 const PROMPTS: u8 = 2;
 const RESOURCES: u8 = 4;
 
+/// Every list kind.
+#[cfg(feature = "http")]
+pub(crate) const ALL_LISTS: u8 = TOOLS | PROMPTS | RESOURCES;
+
+/// The list a listing method fetches, as a `list_changed` kind.
+pub(crate) fn list_fetched_by(method: &str) -> Option<u8> {
+    match method {
+        "tools/list" => Some(TOOLS),
+        "prompts/list" => Some(PROMPTS),
+        "resources/list" | "resources/templates/list" => Some(RESOURCES),
+        _ => None,
+    }
+}
+
 /// How long changes are gathered before one notification per kind goes out.
 const COALESCE: Duration = Duration::from_millis(5);
 
@@ -200,9 +214,17 @@ impl Server {
         self.publish(crate::cluster::ClusterEvent::ListChanged { kinds });
     }
 
-    /// Tells this process's clients that lists changed (here or on another replica).
+    /// Tells this process's clients that lists changed (here or on another replica); a
+    /// client is told once until it fetches the list again.
     pub(crate) fn deliver_list_changed(&self, kinds: u8) {
-        let sessions = self.initialized_sessions();
+        let sessions: Vec<_> = self
+            .initialized_sessions()
+            .into_iter()
+            .map(|session| {
+                let news = session.lists_changed(kinds);
+                (session, news)
+            })
+            .collect();
         for (bit, kind, method) in [
             (TOOLS, ListKind::Tools, "notifications/tools/list_changed"),
             (
@@ -218,8 +240,10 @@ impl Server {
         ] {
             if kinds & bit != 0 {
                 let frame = notification_frame(method, &serde_json::json!({}));
-                for session in &sessions {
-                    session.notifications().notify(frame.clone());
+                for (session, news) in &sessions {
+                    if news & bit != 0 {
+                        session.notifications().notify(frame.clone());
+                    }
                 }
                 self.inner.listeners.list_changed(kind, method);
             }

@@ -108,6 +108,7 @@ pub(crate) fn record_of(key: &str, session: &Session) -> Option<SessionRecord> {
             .and_then(|l| serde_json::to_value(l).ok())
             .and_then(|v| v.as_str().map(str::to_owned)),
         subscriptions: session.subscriptions(),
+        owner: None,
     })
 }
 

@@ -236,6 +236,9 @@ impl Server {
             )));
         };
         let version = negotiated.version;
+        if let Some(kind) = super::changes::list_fetched_by(method) {
+            session.lists_fetched(kind);
+        }
         match method {
             "tools/list" => reply(&self.list_tools_for(session, version, params)?),
             "tools/call" => self.call_tool(session, id, version, params, out),

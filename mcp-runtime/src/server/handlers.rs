@@ -56,17 +56,19 @@ struct HandlerRequest<'a> {
 impl HandlerRequest<'_> {
     /// Registers the request as in flight and builds its [`Context`].
     fn begin(&self, meta: Option<RequestMeta>) -> Result<(Context, CancellationToken), RpcError> {
-        self.begin_handler(meta, false)
+        self.begin_handler(meta, None)
             .map(|(ctx, cancel, _)| (ctx, cancel))
     }
 
     /// [`HandlerRequest::begin`], and with `stoppable` a token of the handler's own, which
     /// cancels its context (`ctx.is_cancelled()`) without cancelling the request: a tool
     /// stopped by its time limit is still answered.
+    /// Begins a handler; with a time `limit`, its context has a deadline and a token of its
+    /// own that the limit stops.
     fn begin_handler(
         &self,
         meta: Option<RequestMeta>,
-        stoppable: bool,
+        limit: Option<std::time::Duration>,
     ) -> Result<(Context, CancellationToken, CancellationToken), RpcError> {
         let cancel = self.session.begin(self.id).ok_or_else(|| {
             RpcError::invalid_request(format!(
@@ -74,7 +76,7 @@ impl HandlerRequest<'_> {
                 self.id
             ))
         })?;
-        let stop = if stoppable {
+        let stop = if limit.is_some() {
             cancel.child_token()
         } else {
             cancel.clone()
@@ -86,6 +88,7 @@ impl HandlerRequest<'_> {
             self.id.clone(),
             meta.and_then(|m| m.progress_token),
             stop.clone(),
+            limit.map(|limit| tokio::time::Instant::now() + limit),
         );
         Ok((ctx, cancel, stop))
     }
@@ -259,7 +262,7 @@ impl Server {
         };
         let limit = descriptor.timeout.or(self.tool_timeout());
         let (ctx, cancel, stop) = request
-            .begin_handler(p.meta, limit.is_some())
+            .begin_handler(p.meta, limit)
             .inspect_err(|_| refused(&mut audit))?;
         let wraps_output = tool.wraps_output;
         let args = Arguments::new(p.arguments);

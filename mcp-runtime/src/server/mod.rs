@@ -1,6 +1,6 @@
 //! The server: its builder, its catalogue, and the dispatch of messages.
 
-mod changes;
+pub(crate) mod changes;
 pub(crate) mod cluster;
 mod completion;
 mod dispatch;
@@ -51,6 +51,9 @@ pub const DEFAULT_MAX_NESTING_DEPTH: usize = 64;
 /// How long, by default, the calls in flight may go on after a stdio client closed its
 /// input, before they are cancelled.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The fewest bytes a `requestState` key may have (the output size of its HMAC-SHA256).
+pub const MIN_STATE_KEY_BYTES: usize = 32;
 
 /// Starts a [`ServerBuilder`] named after the crate that calls it (its `Cargo.toml` name and
 /// version become `serverInfo`).
@@ -170,6 +173,7 @@ pub struct ServerBuilder {
     policy: Option<crate::policy::Policy>,
     audit: Arc<dyn crate::audit::Audit>,
     message_log: Option<Option<crate::MessageLog>>,
+    trace_redact: Option<Vec<String>>,
     client_request_timeout: Duration,
     state_keys: Option<request_state::StateKeys>,
     state_lifetime: Duration,
@@ -206,6 +210,7 @@ impl Server {
             policy: None,
             audit: Arc::new(crate::audit::TracingAudit),
             message_log: None,
+            trace_redact: None,
             client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
             state_keys: None,
             state_lifetime: request_state::STATE_LIFETIME,
@@ -512,6 +517,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Replaces the values of members with these names (in any case, anywhere in a
+    /// message: arguments, results, answers) with `"[redacted]"` in the message log;
+    /// unset, the `MCP_TRACE_REDACT` environment variable names them (comma-separated).
+    ///
+    /// ```
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .trace_redact(["password", "api_key"])
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn trace_redact(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.trace_redact = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// Sets how long the calls in flight may go on after a stdio client closed its input,
     /// or after an HTTP server got SIGTERM or Ctrl-C (5 s unless set); then they are
     /// cancelled and the server exits.
@@ -531,6 +553,20 @@ impl ServerBuilder {
     /// older keys still accepted while clients may hold states they sealed. Unset, a random
     /// key is made for this process: a state it seals is refused by any other replica, so
     /// replicas behind a load balancer must share a key.
+    ///
+    /// Every key must have at least 32 bytes ([`MIN_STATE_KEY_BYTES`]): [`build`]
+    /// (and so every `serve…`) fails naming the short one. Read keys from a secret store or
+    /// the environment, never from a literal in code.
+    ///
+    /// ```
+    /// let weak = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .request_state_keys(b"password".to_vec(), [])
+    ///     .build();
+    /// assert!(weak.unwrap_err().to_string().contains("at least 32"));
+    /// ```
+    ///
+    /// [`build`]: ServerBuilder::build
     pub fn request_state_keys(
         mut self,
         current: impl Into<Vec<u8>>,
@@ -660,6 +696,9 @@ impl ServerBuilder {
 
     /// Builds the server: collects and checks the catalogue and builds every schema.
     pub fn build(self) -> Result<Server, CatalogueError> {
+        if let Some(keys) = &self.state_keys {
+            keys.check(MIN_STATE_KEY_BYTES)?;
+        }
         let mut items = Items::new();
         if self.auto_register {
             items.add_registered()?;
@@ -707,15 +746,19 @@ impl ServerBuilder {
                 trace: self
                     .message_log
                     .unwrap_or_else(crate::MessageLog::from_env)
-                    .and_then(
-                        |log| match crate::transport::trace::MessageTrace::open(&log) {
+                    .and_then(|log| {
+                        match crate::transport::trace::MessageTrace::open(
+                            &log,
+                            self.trace_redact
+                                .unwrap_or_else(crate::transport::trace::redact_from_env),
+                        ) {
                             Ok(trace) => Some(trace),
                             Err(e) => {
                                 eprintln!("mcp: cannot open the message log {log:?}: {e}");
                                 None
                             }
-                        },
-                    ),
+                        }
+                    }),
                 client_request_timeout: self.client_request_timeout,
                 state_keys: self
                     .state_keys

@@ -56,6 +56,21 @@ impl StateKeys {
         }
     }
 
+    /// Refuses keys shorter than `min` bytes: an HMAC key is as strong as it is long, and a
+    /// short one (a password, an empty variable) lets anyone who guesses it forge states.
+    pub(crate) fn check(&self, min: usize) -> Result<(), crate::registry::CatalogueError> {
+        let short = std::iter::once(("current", &self.current))
+            .chain(self.previous.iter().map(|k| ("previous", k)))
+            .find(|(_, key)| key.len() < min);
+        match short {
+            Some((which, key)) => Err(crate::registry::CatalogueError::WeakRequestStateKey {
+                which,
+                bytes: key.len(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The same keys, sealing states that stay valid for `lifetime`.
     pub(crate) fn lasting(self, lifetime: Duration) -> StateKeys {
         StateKeys { lifetime, ..self }

@@ -71,6 +71,10 @@ pub(crate) struct Session {
     roots: Mutex<Option<Vec<Root>>>,
     /// The key replicas share the session under (its `Mcp-Session-Id`), when they do.
     key: OnceLock<String>,
+    /// The lists whose `list_changed` the client was sent and has not fetched since (one
+    /// bit per kind): another change adds nothing to what it knows, so it is not queued
+    /// again. A session that never reads holds one notification per list, not thousands.
+    lists_changed: AtomicU8,
 }
 
 impl Session {
@@ -85,7 +89,20 @@ impl Session {
             outgoing: OutgoingRequests::new(),
             roots: Mutex::new(None),
             key: OnceLock::new(),
+            lists_changed: AtomicU8::new(0),
         }
+    }
+
+    /// Records that the lists of `kinds` changed; returns the kinds the client has not
+    /// been told of yet, which are the ones to notify.
+    pub(crate) fn lists_changed(&self, kinds: u8) -> u8 {
+        kinds & !self.lists_changed.fetch_or(kinds, Ordering::AcqRel)
+    }
+
+    /// The client fetched (a page of) these lists, or can no longer get the notifications
+    /// queued for them: the next change is news again.
+    pub(crate) fn lists_fetched(&self, kinds: u8) {
+        self.lists_changed.fetch_and(!kinds, Ordering::AcqRel);
     }
 
     /// The key replicas share the session under, if they do.

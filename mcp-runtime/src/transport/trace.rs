@@ -1,6 +1,7 @@
 //! `MCP_TRACE`: every JSON-RPC message in and out, one line each, to standard error or to a
 //! file — what a logging proxy between client and server would show, without one. Standard
-//! output is never touched.
+//! output is never touched. The file is readable by its owner alone, and values can be
+//! redacted by member name (`MCP_TRACE_REDACT`).
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
@@ -34,21 +35,39 @@ impl MessageLog {
     }
 }
 
+/// The member names `MCP_TRACE_REDACT` asks to redact (comma-separated).
+pub(crate) fn redact_from_env() -> Vec<String> {
+    std::env::var("MCP_TRACE_REDACT")
+        .map(|names| {
+            names
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What a redacted value is replaced with.
+const REDACTED: &str = "[redacted]";
+
 /// An open message log.
 pub(crate) struct MessageTrace {
     sink: Mutex<Box<dyn Write + Send>>,
+    /// Member names whose values are replaced, wherever they are in a message.
+    redact: Vec<String>,
 }
 
 impl MessageTrace {
-    pub(crate) fn open(log: &MessageLog) -> io::Result<MessageTrace> {
+    pub(crate) fn open(log: &MessageLog, redact: Vec<String>) -> io::Result<MessageTrace> {
         let sink: Box<dyn Write + Send> = match log {
             MessageLog::Stderr => Box::new(io::stderr()),
-            MessageLog::File(path) => {
-                Box::new(OpenOptions::new().create(true).append(true).open(path)?)
-            }
+            MessageLog::File(path) => Box::new(open_private(path)?),
         };
         Ok(MessageTrace {
             sink: Mutex::new(sink),
+            redact,
         })
     }
 
@@ -66,17 +85,105 @@ impl MessageTrace {
         let now = crate::tasks::iso8601(crate::tasks::now_ms());
         let mut line = Vec::with_capacity(message.len() + 40);
         line.extend_from_slice(format!("mcp-trace {now} {direction} ").as_bytes());
-        line.extend_from_slice(message.trim_ascii());
+        if self.redact.is_empty() {
+            line.extend_from_slice(message.trim_ascii());
+        } else {
+            line.extend_from_slice(self.redacted(message).as_bytes());
+        }
         line.push(b'\n');
         let mut sink = self.sink.lock().unwrap_or_else(|p| p.into_inner());
         // A log that cannot be written must not stop the server.
         let _ = sink.write_all(&line).and_then(|()| sink.flush());
+    }
+
+    /// The message with the values of the named members replaced; a message that is not
+    /// JSON could hide anything, so only its size is logged.
+    fn redacted(&self, message: &[u8]) -> String {
+        match serde_json::from_slice::<serde_json::Value>(message) {
+            Ok(mut value) => {
+                redact(&mut value, &self.redact);
+                value.to_string()
+            }
+            Err(_) => format!("[{} bytes that are not JSON, redacted]", message.len()),
+        }
+    }
+}
+
+fn redact(value: &mut serde_json::Value, names: &[String]) {
+    match value {
+        serde_json::Value::Object(members) => {
+            for (name, member) in members.iter_mut() {
+                if names.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                    *member = serde_json::Value::String(REDACTED.into());
+                } else {
+                    redact(member, names);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                redact(item, names);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Opens a log file for appending, readable and writable by its owner alone: it holds every
+/// argument and result in full. A file that already existed is made private too.
+fn open_private(path: &std::path::Path) -> io::Result<std::fs::File> {
+    let mut options = OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        options.mode(0o600);
+        let file = options.open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        options.open(path)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_members_are_redacted_anywhere_in_a_message() {
+        let trace = MessageTrace {
+            sink: Mutex::new(Box::new(io::sink())),
+            redact: vec!["password".into(), "Token".into()],
+        };
+        let line = trace.redacted(
+            br#"{"params":{"name":"login","arguments":{"user":"ada","password":"hunter2","nested":[{"token":"t0k"}]}}}"#,
+        );
+        assert!(!line.contains("hunter2") && !line.contains("t0k"), "{line}");
+        assert!(
+            line.contains(r#""user":"ada""#) && line.contains(REDACTED),
+            "{line}"
+        );
+        assert_eq!(
+            trace.redacted(b"password=hunter2"),
+            "[16 bytes that are not JSON, redacted]"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_log_file_is_readable_by_its_owner_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = std::env::temp_dir().join(format!("mcp-trace-mode-{}", std::process::id()));
+        std::fs::write(&path, b"").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let _trace = MessageTrace::open(&MessageLog::File(path.clone()), Vec::new()).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(mode, 0o600);
+    }
 
     #[test]
     fn switches_read_as_switches_and_anything_else_as_a_path() {

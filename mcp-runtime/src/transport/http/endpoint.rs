@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -16,7 +16,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::events::{SseOptions, parse_event_id, sse_response};
-use super::sessions::HttpSession;
+use super::media::{accepts, is_json_body};
+use super::sessions::{Client, HttpSession};
 use super::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
@@ -85,20 +86,6 @@ fn request_id(body: &[u8]) -> Option<crate::protocol::RequestId> {
     serde_json::from_slice::<Id>(body).ok()?.id
 }
 
-/// Whether an `Accept` header allows a media type (a missing header allows anything).
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let Some(accept) = headers.get(header::ACCEPT).and_then(|a| a.to_str().ok()) else {
-        return true;
-    };
-    let (kind, _) = media.split_once('/').unwrap_or((media, ""));
-    accept.split(',').any(|item| {
-        let item = item.split(';').next().unwrap_or("").trim();
-        item == media || item == "*/*" || item == format!("{kind}/*")
-    })
-}
-
-/// The protocol revision a request names in `MCP-Protocol-Version`; absent means 2025-03-26,
-/// as the specification says. `Err` for a revision this server does not know.
 /// An HTTP refusal: the status and the message of its JSON-RPC error body.
 type Refusal = (StatusCode, String);
 
@@ -106,6 +93,8 @@ fn refused((status, message): Refusal) -> Response<Body> {
     json_error(status, &message)
 }
 
+/// The protocol revision a request names in `MCP-Protocol-Version`; absent means 2025-03-26,
+/// as the specification says. `Err` for a revision this server does not know.
 fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
     match headers.get(VERSION_HEADER) {
         None => Ok(ProtocolVersion::V2025_03_26),
@@ -147,10 +136,12 @@ fn modern_error_status(frame: &[u8]) -> Option<StatusCode> {
 }
 
 /// The session a request names, and — when sessions are shared with other replicas — its
-/// shared record as it was before the request, to tell what the request changed.
+/// shared record as it was before the request, to tell what the request changed. A session
+/// opened with a token is unknown (404) to a request with another subject's token.
 async fn session_of(
     state: &HttpState,
     headers: &HeaderMap,
+    caller: Option<&AuthInfo>,
 ) -> Result<(Arc<HttpSession>, Option<SessionRecord>), Refusal> {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return Err((
@@ -168,7 +159,7 @@ async fn session_of(
     let Some(store) = &state.options.session_store else {
         return state
             .sessions
-            .get(id)
+            .get(id, caller)
             .map(|s| (s, None))
             .ok_or_else(unknown);
     };
@@ -182,7 +173,10 @@ async fn session_of(
         }
         Err(e) => return Err((StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
     };
-    let session = match state.sessions.get(id) {
+    if !owner_client(&record).admits(caller) {
+        return Err(unknown());
+    }
+    let session = match state.sessions.get(id, caller) {
         Some(local) => {
             crate::server::cluster::apply_record(&local.session, &record);
             local
@@ -195,12 +189,33 @@ async fn session_of(
     Ok((session, Some(record)))
 }
 
+/// The client a shared record binds its session to.
+fn owner_client(record: &SessionRecord) -> Client {
+    match &record.owner {
+        Some(subject) => Client::Subject(subject.clone()),
+        None => Client::Unknown,
+    }
+}
+
+/// A session's shared record, with the subject it is bound to.
+fn record_of(session: &HttpSession) -> Option<SessionRecord> {
+    let mut record = crate::server::cluster::record_of(&session.id, &session.session)?;
+    record.owner = session.client.owner().map(str::to_owned);
+    Some(record)
+}
+
 /// The answer when no session can be made.
 fn no_room_refusal(no_room: super::sessions::NoRoom) -> Refusal {
     match no_room {
         super::sessions::NoRoom::Full => (
             StatusCode::SERVICE_UNAVAILABLE,
             "every session is busy serving requests: retry once one is done".to_owned(),
+        ),
+        super::sessions::NoRoom::ClientFull => (
+            StatusCode::TOO_MANY_REQUESTS,
+            "this client holds as many sessions as it may, each busy: end one (DELETE) or \
+             retry once one is done"
+                .to_owned(),
         ),
         super::sessions::NoRoom::NoId => (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -215,7 +230,7 @@ async fn share_changes(state: &HttpState, session: &HttpSession, before: Option<
     let Some(store) = &state.options.session_store else {
         return;
     };
-    let Some(after) = crate::server::cluster::record_of(&session.id, &session.session) else {
+    let Some(after) = record_of(session) else {
         return;
     };
     if before.as_ref() == Some(&after) {
@@ -245,14 +260,12 @@ impl StreamControl for HttpStreamControl {
 pub(super) async fn post(
     State(state): State<Arc<HttpState>>,
     auth: Option<Extension<Arc<AuthInfo>>>,
+    peer: Option<Extension<ConnectInfo<std::net::SocketAddr>>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    let json_content = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|c| c.to_str().ok())
-        .is_some_and(|c| c.trim_start().starts_with("application/json"));
-    if !json_content {
+    let auth = auth.map(|Extension(a)| a);
+    if !is_json_body(&headers) {
         return json_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "the body must be JSON (Content-Type: application/json)",
@@ -298,9 +311,10 @@ pub(super) async fn post(
     } else if let Body_::Request { initialize: true } = shape
         && headers.get(SESSION_HEADER).is_none()
     {
+        let client = Client::of(auth.as_deref(), peer.map(|Extension(ConnectInfo(p))| p));
         match state
             .sessions
-            .open(&state.server, &state.options.event_store)
+            .open(&state.server, &state.options.event_store, client)
         {
             Ok(s) => {
                 let session = Arc::clone(&s.session);
@@ -309,7 +323,7 @@ pub(super) async fn post(
             Err(no_room) => return refused(no_room_refusal(no_room)),
         }
     } else {
-        match session_of(&state, &headers).await {
+        match session_of(&state, &headers, auth.as_deref()).await {
             Ok((s, record)) => {
                 shared_before = record;
                 let session = Arc::clone(&s.session);
@@ -354,7 +368,7 @@ pub(super) async fn post(
     let close_retry = Arc::new(Mutex::new(None));
     let channel = RequestChannel {
         out,
-        auth: auth.map(|Extension(a)| a),
+        auth,
         round_trip: None,
         task: None,
         closing: state.shutdown.child_token(),
@@ -439,16 +453,19 @@ pub(super) async fn post(
                 (First::Finished(Err(_)), _) => {
                     json_error(StatusCode::INTERNAL_SERVER_ERROR, "the handler stopped")
                 }
-                (First::Message(first), Some(http_session)) => stream_response(
-                    &state,
-                    http_session,
-                    &session,
-                    first,
-                    frames,
-                    done,
-                    close,
-                    close_retry,
-                ),
+                (First::Message(first), Some(http_session)) => {
+                    stream_response(
+                        &state,
+                        http_session,
+                        &session,
+                        first,
+                        frames,
+                        done,
+                        close,
+                        close_retry,
+                    )
+                    .await
+                }
                 // A stateless-era request: its notifications (progress, logs) and its
                 // response travel on an SSE stream of its own, which no event store keeps.
                 (First::Message(first), None)
@@ -480,7 +497,7 @@ pub(super) async fn post(
         if new_session {
             // Shared before the client learns its id, so any replica knows it.
             if let Some(store) = &state.options.session_store
-                && let Some(record) = crate::server::cluster::record_of(&s.id, &s.session)
+                && let Some(record) = record_of(s)
                 && let Err(e) = store.put(&record, state.options.session_idle_timeout).await
             {
                 state.sessions.remove(&s.id);
@@ -536,10 +553,6 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// How often a quiet stateless stream (a `subscriptions/listen` most of all) sends an SSE
-/// comment, so that intermediaries keep it open and a client that left is noticed.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
-
 /// Answers a stateless-era POST with an SSE stream that carries the handler's messages and
 /// then its response, and ends. There is no session, so nothing can resume it.
 fn request_stream_response(
@@ -551,6 +564,7 @@ fn request_stream_response(
 ) -> Response<Body> {
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     let server = state.server.clone();
+    let every = state.options.sse_keep_alive;
     let event = move |frame: Vec<u8>| {
         server.trace_out(&frame);
         let mut event = Vec::with_capacity(frame.len() + 16);
@@ -566,8 +580,9 @@ fn request_stream_response(
         {
             return;
         }
-        let mut keep_alive =
-            tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+        // A quiet stream (a `subscriptions/listen` most of all) sends comments, so that
+        // intermediaries keep it open and a client that left is noticed.
+        let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             tokio::select! {
                 biased;
@@ -604,7 +619,7 @@ fn request_stream_response(
 /// into the event store, and the response follows the store, so a client that loses the
 /// stream resumes it with `Last-Event-ID`.
 #[allow(clippy::too_many_arguments)]
-fn stream_response(
+async fn stream_response(
     state: &Arc<HttpState>,
     http_session: &Arc<HttpSession>,
     session: &Session,
@@ -616,6 +631,8 @@ fn stream_response(
 ) -> Response<Body> {
     let stream = http_session.new_stream();
     let store = Arc::clone(&state.options.event_store);
+    // Known before anything reads it, so the reader waits for its first event.
+    store.open(&stream).await;
     {
         let stream_id = stream.clone();
         let store = Arc::clone(&store);
@@ -671,11 +688,17 @@ fn stream_response(
             close_retry,
             finish: Some(state.drained.clone()),
             on_end: None,
+            keep_alive: state.options.sse_keep_alive,
         },
     )
 }
 
-pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap) -> Response<Body> {
+pub(super) async fn get(
+    State(state): State<Arc<HttpState>>,
+    auth: Option<Extension<Arc<AuthInfo>>>,
+    headers: HeaderMap,
+) -> Response<Body> {
+    let auth = auth.map(|Extension(a)| a);
     if state.options.stateless {
         return method_not_allowed(
             "a stateless server has no stream to open; POST messages instead",
@@ -693,20 +716,22 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
     if let Err(refusal) = header_version(&headers) {
         return refused(refusal);
     }
-    let http_session = match session_of(&state, &headers).await {
+    let http_session = match session_of(&state, &headers, auth.as_deref()).await {
         Ok((s, _)) => s,
         Err(refusal) => return refused(refusal),
     };
     let store = Arc::clone(&state.options.event_store);
     let resume = headers.get("last-event-id").and_then(|h| h.to_str().ok());
     let (stream, after) = match resume {
+        // Only a stream this session opened, and the store still knows: a name made up
+        // after the session's id must not make the store keep anything.
         Some(id) => match parse_event_id(id) {
             Some((stream, seq)) if http_session.owns_stream(stream) => {
-                if seq > 0 && store.last(stream).await < seq {
+                if !store.contains(stream).await || (seq > 0 && store.last(stream).await < seq) {
                     return json_error(
                         StatusCode::BAD_REQUEST,
                         &format!(
-                            "Last-Event-ID {id:?}: that stream is no longer kept (it was delivered to its end, or expired)"
+                            "Last-Event-ID {id:?}: that stream is no longer kept (it was delivered to its end, or expired) or was never opened"
                         ),
                     );
                 }
@@ -722,6 +747,11 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
         None => {
             let stream = http_session.standalone.clone();
             let last = store.last(&stream).await;
+            // What the stream held is skipped: a list change announced there was never
+            // heard, so the next one must be announced again.
+            http_session
+                .session
+                .lists_fetched(crate::server::changes::ALL_LISTS);
             (stream, last)
         }
     };
@@ -762,12 +792,14 @@ pub(super) async fn get(State(state): State<Arc<HttpState>>, headers: HeaderMap)
             close_retry: Arc::new(Mutex::new(None)),
             finish: (!standalone).then(|| state.drained.clone()),
             on_end,
+            keep_alive: state.options.sse_keep_alive,
         },
     )
 }
 
 pub(super) async fn delete(
     State(state): State<Arc<HttpState>>,
+    auth: Option<Extension<Arc<AuthInfo>>>,
     headers: HeaderMap,
 ) -> Response<Body> {
     if state.options.stateless {
@@ -779,18 +811,24 @@ pub(super) async fn delete(
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return json_error(StatusCode::BAD_REQUEST, "unreadable Mcp-Session-Id header");
     };
-    let removed_here = state.sessions.remove(id);
-    let removed = match &state.options.session_store {
-        None => removed_here,
-        Some(store) => match store.remove(id).await {
-            Ok(removed) => removed || removed_here,
-            Err(e) => return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-        },
+    let caller = auth.as_deref().map(Arc::as_ref);
+    let unknown = || json_error(StatusCode::NOT_FOUND, "unknown or expired session");
+    let Some(store) = &state.options.session_store else {
+        return match state.sessions.remove_for(id, caller) {
+            true => Response::new(Body::empty()),
+            false => unknown(),
+        };
     };
-    if removed {
-        Response::new(Body::empty())
-    } else {
-        json_error(StatusCode::NOT_FOUND, "unknown or expired session")
+    // Shared: only its owner ends a session, wherever it was opened.
+    match store.get(id, state.options.session_idle_timeout).await {
+        Ok(Some(record)) if owner_client(&record).admits(caller) => {}
+        Ok(_) => return unknown(),
+        Err(e) => return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+    state.sessions.remove(id);
+    match store.remove(id).await {
+        Ok(_) => Response::new(Body::empty()),
+        Err(e) => json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
 }
 

@@ -2,43 +2,65 @@
 //! Streamable HTTP: `GET /sse` opens a stream whose first event names the endpoint to POST
 //! messages to; every answer travels on that stream. Both sit beside the Streamable HTTP
 //! endpoint: with the endpoint at `/api/mcp`, they are `/api/sse` and `/api/messages`.
+//!
+//! The routes are in the endpoint's route table, so the guard checks them as it checks the
+//! endpoint; here they get the endpoint's other rules too: a JSON `Content-Type`, a limit on
+//! requests in flight per session, a limit on sessions in total and per client, and a
+//! session answers only the caller that opened it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
+use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
-use axum::http::{Response, StatusCode};
-use axum::routing::{get, post};
+use axum::extract::{ConnectInfo, Query, State};
+use axum::http::{HeaderMap, Method, Response, StatusCode};
+use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 
+use super::sessions::Client;
 use super::{HttpState, json_error};
+use crate::auth::AuthInfo;
 use crate::server::Routed;
 use crate::server::session::{Outbound, RequestChannel, Session};
 
-/// The open legacy sessions: each is one SSE connection.
+/// One open legacy session: one SSE connection.
+#[derive(Clone)]
+struct LegacySession {
+    session: Arc<Session>,
+    out: Outbound,
+    client: Client,
+    in_flight: Arc<Semaphore>,
+}
+
+/// The open legacy sessions.
 #[derive(Default)]
 pub(crate) struct LegacySessions {
-    sessions: Mutex<HashMap<String, (Arc<Session>, Outbound)>>,
+    sessions: Mutex<HashMap<String, LegacySession>>,
 }
 
 impl LegacySessions {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<Session>, Outbound)>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, LegacySession>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends every legacy session (shutdown).
+    pub(crate) fn clear(&self) {
+        for (_, legacy) in self.map().drain() {
+            legacy.session.cancel_all();
+            legacy.out.close();
+        }
     }
 }
 
-pub(super) fn routes(state: Arc<HttpState>) -> Router<Arc<HttpState>> {
-    let base = state
-        .options
-        .path
-        .rsplit_once('/')
-        .map_or("", |(parent, _)| parent);
-    Router::new()
-        .route(&format!("{base}/sse"), get(open))
-        .route(&format!("{base}/messages"), post(message))
+/// The two routes, beside the endpoint's path.
+pub(super) fn routes(path: &str) -> Vec<(String, Method, MethodRouter<Arc<HttpState>>)> {
+    let base = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+    vec![
+        (format!("{base}/sse"), Method::GET, get(open)),
+        (format!("{base}/messages"), Method::POST, post(message)),
+    ]
 }
 
 /// Removes a legacy session when its stream ends.
@@ -49,20 +71,54 @@ struct Unregister {
 
 impl Drop for Unregister {
     fn drop(&mut self) {
-        if let Some((session, _)) = self.state.legacy.map().remove(&self.id) {
-            session.cancel_all();
+        if let Some(legacy) = self.state.legacy.map().remove(&self.id) {
+            legacy.session.cancel_all();
         }
     }
 }
 
-async fn open(State(state): State<Arc<HttpState>>) -> Response<Body> {
+async fn open(
+    State(state): State<Arc<HttpState>>,
+    auth: Option<Extension<Arc<AuthInfo>>>,
+    peer: Option<Extension<ConnectInfo<std::net::SocketAddr>>>,
+) -> Response<Body> {
+    let client = Client::of(
+        auth.as_ref().map(|Extension(a)| a.as_ref()),
+        peer.map(|Extension(ConnectInfo(p))| p),
+    );
     let Some(id) = super::sessions::new_session_id() else {
         return json_error(StatusCode::INTERNAL_SERVER_ERROR, "cannot create a session");
     };
     let (out, mut frames) = Outbound::new();
     let session = Arc::new(Session::new(out.clone()));
+    {
+        let mut map = state.legacy.map();
+        if map.len() >= state.options.max_sessions {
+            return json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many open sessions: retry later",
+            );
+        }
+        let mine = map.values().filter(|s| s.client == client).count();
+        if client != Client::Unknown && mine >= state.options.max_sessions_per_client {
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "this client has as many open sessions as it may: close one first",
+            );
+        }
+        map.insert(
+            id.clone(),
+            LegacySession {
+                session: Arc::clone(&session),
+                out: out.clone(),
+                client,
+                in_flight: Arc::new(Semaphore::new(
+                    state.options.max_in_flight_per_session.max(1),
+                )),
+            },
+        );
+    }
     state.server.register_session(&session);
-    state.legacy.map().insert(id.clone(), (session, out));
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     // Relative to the stream's own URL, so it stays right under any prefix a proxy or an
     // enclosing router adds.
@@ -72,16 +128,24 @@ async fn open(State(state): State<Arc<HttpState>>) -> Response<Body> {
         id,
     };
     let shutdown = state.shutdown.clone();
+    let every = state.options.sse_keep_alive;
     tokio::spawn(async move {
         let _guard = guard;
         if tx.send(Bytes::from(endpoint)).await.is_err() {
             return;
         }
+        let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             let frame = tokio::select! {
                 frame = frames.recv() => frame,
                 () = tx.closed() => return,
                 () = shutdown.cancelled() => return,
+                _ = keep_alive.tick() => {
+                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
             };
             match frame {
                 Some(frame) if !frame.is_empty() => {
@@ -107,21 +171,42 @@ struct SessionQuery {
 
 async fn message(
     State(state): State<Arc<HttpState>>,
+    auth: Option<Extension<Arc<AuthInfo>>>,
     Query(query): Query<SessionQuery>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    let Some((session, out)) = state.legacy.map().get(&query.session_id).cloned() else {
+    if !super::media::is_json_body(&headers) {
+        return json_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be JSON (Content-Type: application/json)",
+        );
+    }
+    let caller = auth.map(|Extension(a)| a);
+    let found = state.legacy.map().get(&query.session_id).cloned();
+    // A session opened with a token answers that token's subject only; to anyone else it
+    // does not exist.
+    let Some(legacy) = found.filter(|s| s.client.admits(caller.as_deref())) else {
         return json_error(
             StatusCode::NOT_FOUND,
             "unknown session: open GET /sse first",
         );
     };
-    let channel = RequestChannel::new(out.clone());
-    match state.server.route(&session, &body, &channel) {
+    let Ok(permit) = Arc::clone(&legacy.in_flight).try_acquire_owned() else {
+        return json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests in flight for this session",
+        );
+    };
+    let mut channel = RequestChannel::new(legacy.out.clone());
+    channel.auth = caller;
+    let out = legacy.out;
+    match state.server.route(&legacy.session, &body, &channel) {
         Routed::Reply(Some(frame)) => out.send(frame),
         Routed::Reply(None) => {}
         Routed::Deferred(call) => {
             state.tasks.spawn(async move {
+                let _permit = permit;
                 if let Some(frame) = call.await {
                     out.send(frame);
                 }

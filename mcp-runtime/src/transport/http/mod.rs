@@ -17,10 +17,13 @@
 
 mod endpoint;
 mod events;
+mod guard;
 mod headers;
 #[cfg(feature = "legacy-sse")]
 mod legacy_sse;
+mod media;
 mod security;
+mod serve;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -30,21 +33,21 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderValue, Response, StatusCode, header};
-use axum::routing::get;
-use axum::serve::ListenerExt;
+use axum::http::{HeaderValue, Method, Response, StatusCode, header};
+use axum::routing::{MethodRouter, get};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use events::{EventFuture, EventStore, InMemoryEventStore, StreamRead};
-pub use security::{AuthRejection, TokenVerifier};
+pub use events::{EventFuture, EventStore, EventStoreLimits, InMemoryEventStore, StreamRead};
+pub use security::{AuthRejection, BearerTokens, TokenVerifier};
 
 use crate::protocol::{RpcError, error_frame};
 use crate::server::Server;
 use sessions::SessionTable;
 
 /// How the HTTP endpoint behaves. Every default is the safe one: loopback hosts and origins
-/// only, a 4 MiB body limit, sessions that expire after 30 idle minutes.
+/// only, a 4 MiB body limit, sessions that expire after 30 idle minutes, a quota of sessions
+/// per client, and deadlines for slow or idle connections.
 ///
 /// ```
 /// use std::time::Duration;
@@ -75,6 +78,13 @@ pub struct HttpOptions {
     pub(crate) required_scopes: Vec<String>,
     pub(crate) authorization_servers: Vec<String>,
     pub(crate) resource_base_url: Option<String>,
+    pub(crate) max_sessions_per_client: usize,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_connections: usize,
+    pub(crate) max_connections_per_peer: usize,
+    pub(crate) sse_keep_alive: Duration,
 }
 
 impl Default for HttpOptions {
@@ -100,6 +110,13 @@ impl Default for HttpOptions {
             required_scopes: Vec::new(),
             authorization_servers: Vec::new(),
             resource_base_url: None,
+            max_sessions_per_client: 1_000,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 4096,
+            max_connections_per_peer: 256,
+            sse_keep_alive: Duration::from_secs(15),
         }
     }
 }
@@ -137,9 +154,23 @@ impl HttpOptions {
         self
     }
 
-    /// The most sessions kept at once; past it, the one idle the longest is ended.
+    /// The most sessions kept at once (10,000 unless set). Past it, a new session ends an
+    /// idle one — one with no request in flight and no open stream — of the client holding
+    /// the most sessions; when there is none, the new session is refused with 503.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// The most sessions one client may hold (1,000 unless set): a client is the subject of its
+    /// token when [`auth`](HttpOptions::auth) is on, otherwise its peer address. Past it, a
+    /// new session of that client ends its own session idle the longest, or is refused with
+    /// 429 when each of them is busy; other clients' sessions are never touched.
+    ///
+    /// Behind a proxy every anonymous client shares the proxy's address: configure
+    /// authentication, or raise this limit.
+    pub fn max_sessions_per_client(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_client = sessions;
         self
     }
 
@@ -212,6 +243,118 @@ impl HttpOptions {
         self.resource_base_url = Some(url.into());
         self
     }
+
+    /// How long a client may take to send a request's head once its first byte arrived
+    /// (10 s unless set); past it, the connection is closed. A client that trickles its
+    /// headers (slowloris) holds a connection no longer than this.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a client may take to send a request's whole body (30 s unless set); past
+    /// it, the request gets 408 and the connection is closed.
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// How long a keep-alive connection may wait for its next request (60 s unless set).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The most connections open at once (4096 unless set, and never more than the
+    /// process's file-descriptor limit allows, less a reserve); past it, a new connection
+    /// gets 503 and is closed.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
+        self
+    }
+
+    /// The most connections open at once from one peer address (256 unless set). Behind a
+    /// proxy every client shares the proxy's address: raise it to the proxy's own limit.
+    pub fn max_connections_per_peer(mut self, connections: usize) -> Self {
+        self.max_connections_per_peer = connections;
+        self
+    }
+
+    /// How often a quiet SSE stream sends a comment (15 s unless set), so intermediaries keep
+    /// it open and a client that is gone is noticed by the write that fails.
+    pub fn sse_keep_alive(mut self, every: Duration) -> Self {
+        self.sse_keep_alive = every;
+        self
+    }
+
+    /// Every route the endpoint serves with these options, each with its methods and whether
+    /// it needs a token: the MCP endpoint, the legacy HTTP+SSE routes (feature
+    /// `legacy-sse`), and the protected-resource metadata, the only public one. Every route
+    /// is behind the same checks of `Host`, `Origin`, body size and time, and (unless
+    /// public) the bearer token.
+    ///
+    /// ```
+    /// use mcp_runtime::http::HttpOptions;
+    ///
+    /// let routes = HttpOptions::default().path("/api/mcp").routes();
+    /// assert!(routes.iter().any(|r| r.path == "/api/mcp" && !r.public));
+    /// assert!(routes.iter().all(|r| r.public == r.path.starts_with("/.well-known/")));
+    /// ```
+    pub fn routes(&self) -> Vec<HttpRoute> {
+        route_table(self)
+            .into_iter()
+            .map(|(route, _)| route)
+            .collect()
+    }
+}
+
+/// One route of the endpoint (see [`HttpOptions::routes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpRoute {
+    /// The path.
+    pub path: String,
+    /// The methods it answers.
+    pub methods: Vec<Method>,
+    /// Whether it is served without a token (the metadata that says how to get one).
+    pub public: bool,
+}
+
+/// Every route, with its handlers: the one list both the router and
+/// [`HttpOptions::routes`] are made from.
+fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpState>>)> {
+    let route = |path: &str, methods: &[Method], public: bool| HttpRoute {
+        path: path.to_owned(),
+        methods: methods.to_vec(),
+        public,
+    };
+    let mut table = vec![(
+        route(
+            &options.path,
+            &[Method::GET, Method::POST, Method::DELETE],
+            false,
+        ),
+        get(endpoint::get)
+            .post(endpoint::post)
+            .delete(endpoint::delete),
+    )];
+    let path_specific = format!("{}{}", security::METADATA_PATH, options.path);
+    let mut metadata = vec![security::METADATA_PATH.to_owned()];
+    if options.path != "/" && path_specific != security::METADATA_PATH {
+        metadata.push(path_specific);
+    }
+    for path in metadata {
+        table.push((
+            route(&path, &[Method::GET], true),
+            get(security::protected_resource_metadata),
+        ));
+    }
+    #[cfg(feature = "legacy-sse")]
+    table.extend(
+        legacy_sse::routes(&options.path)
+            .into_iter()
+            .map(|(path, method, handler)| (route(&path, &[method], false), handler)),
+    );
+    table
 }
 
 /// What every request of the endpoint shares.
@@ -228,6 +371,8 @@ pub(crate) struct HttpState {
     pub drained: CancellationToken,
     /// Requests without a session in flight (see `max_in_flight_sessionless`).
     pub sessionless_in_flight: Arc<tokio::sync::Semaphore>,
+    /// The routes served without a token (the metadata).
+    pub public_paths: Vec<String>,
     #[cfg(feature = "legacy-sse")]
     pub legacy: legacy_sse::LegacySessions,
 }
@@ -240,6 +385,10 @@ impl Server {
     }
 
     /// Like [`Server::serve_http`], with options.
+    ///
+    /// At Ctrl-C or SIGTERM it stops accepting connections, closes the idle ones, and gives
+    /// the calls in flight the [shutdown grace](crate::ServerBuilder::shutdown_grace) to
+    /// finish; then it cancels those still running, closes every connection, and returns.
     pub async fn serve_http_with(
         &self,
         addr: impl tokio::net::ToSocketAddrs,
@@ -255,41 +404,49 @@ impl Server {
             options.path
         );
         let state = self.http_state(options);
-        let router = router(Arc::clone(&state));
-        let shutdown = state.shutdown.clone();
-        let drained = state.drained.clone();
-        let tasks = state.tasks.clone();
+        let stopping = serve::Stopping {
+            graceful: CancellationToken::new(),
+            hard: CancellationToken::new(),
+        };
         let grace = self.shutdown_grace();
-        // Without TCP_NODELAY each small SSE event waits for the peer's delayed ACK (~40 ms).
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(%e, "cannot set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
+        {
+            let state = Arc::clone(&state);
+            let graceful = stopping.graceful.clone();
+            let hard = stopping.hard.clone();
+            tokio::spawn(async move {
                 shutdown_signal().await;
-                shutdown.cancel();
-                // The connections still open are the calls in flight and their streams;
-                // once every handler is done, no stream has anything left to wait for.
-                tokio::spawn(async move {
-                    tasks.close();
-                    // Calls get the grace period to finish; the streams of those still
-                    // running then end, and the calls are dropped with the runtime.
-                    if tokio::time::timeout(grace, tasks.wait()).await.is_err() {
-                        tracing::warn!(
-                            running = tasks.len(),
-                            ?grace,
-                            "calls still running after the shutdown grace period are stopped"
-                        );
-                    }
-                    drained.cancel();
-                });
-            })
-            .await?;
-        // The grace period was spent above, while the connections closed.
-        state.tasks.close();
-        let _ = tokio::time::timeout(Duration::from_millis(100), state.tasks.wait()).await;
+                let deadline = tokio::time::Instant::now() + grace;
+                graceful.cancel();
+                state.shutdown.cancel();
+                // Calls get the grace period to finish; the streams that follow them end
+                // once they have.
+                state.tasks.close();
+                let finished = tokio::time::timeout_at(deadline, state.tasks.wait()).await;
+                if finished.is_err() {
+                    tracing::warn!(
+                        running = state.tasks.len(),
+                        ?grace,
+                        "calls still running after the shutdown grace period are stopped"
+                    );
+                    state.sessions.clear();
+                    #[cfg(feature = "legacy-sse")]
+                    state.legacy.clear();
+                }
+                state.drained.cancel();
+                // The streams send what they still hold within the grace period (a moment,
+                // when it is spent); then every connection is closed.
+                let flush = tokio::time::Instant::now() + Duration::from_millis(100);
+                tokio::time::sleep_until(deadline.max(flush)).await;
+                hard.cancel();
+            });
+        }
+        serve::serve(
+            listener,
+            router(Arc::clone(&state), true),
+            state.options.clone(),
+            stopping,
+        )
+        .await;
         state.sessions.clear();
         Ok(())
     }
@@ -297,22 +454,35 @@ impl Server {
     /// The endpoint as an axum `Router`, to merge into an application of yours. The router
     /// is also a `tower::Service`. Sessions expire on a background task of the runtime the
     /// router runs on.
+    ///
+    /// Every route of the endpoint is behind its checks (`Host`, `Origin`, body size and
+    /// time, the token); the connection-level ones — connection limits, head and idle
+    /// timeouts — are those of the server you run the application with.
     pub fn http_router(&self, options: HttpOptions) -> Router {
-        router(self.http_state(options))
+        router(self.http_state(options), false)
     }
 
     fn http_state(&self, options: HttpOptions) -> Arc<HttpState> {
         let sessions = SessionTable::new(
             options.session_idle_timeout,
             options.max_sessions,
+            options.max_sessions_per_client,
             options.max_in_flight_per_session,
+            options.session_store.is_some(),
         );
         let sessionless_in_flight = Arc::new(tokio::sync::Semaphore::new(
             options.max_in_flight_sessionless.max(1),
         ));
+        let public_paths = options
+            .routes()
+            .into_iter()
+            .filter(|r| r.public)
+            .map(|r| r.path)
+            .collect();
         let state = Arc::new(HttpState {
             server: self.clone(),
             sessionless_in_flight,
+            public_paths,
             options,
             sessions,
             tasks: TaskTracker::new(),
@@ -326,33 +496,24 @@ impl Server {
     }
 }
 
-fn router(state: Arc<HttpState>) -> Router {
-    let path = state.options.path.clone();
-    let max_body = state.options.max_body_bytes;
-    let endpoint = Router::new()
-        .route(
-            &path,
-            get(endpoint::get)
-                .post(endpoint::post)
-                .delete(endpoint::delete),
-        )
+/// The router: every route of the table, then the guard over all of them (and over the
+/// fallback for unknown paths when the router stands alone; mounted in an application, the
+/// application's own fallback is left alone), so no route can be served around it.
+fn router(state: Arc<HttpState>, standalone: bool) -> Router {
+    let mut router = Router::new();
+    for (route, handler) in route_table(&state.options) {
+        router = router.route(&route.path, handler);
+    }
+    if standalone {
+        router = router.fallback(|| async { json_error(StatusCode::NOT_FOUND, "no such route") });
+    }
+    router
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
-            security::authenticate,
-        ));
-    #[cfg(feature = "legacy-sse")]
-    let endpoint = endpoint.merge(legacy_sse::routes(Arc::clone(&state)));
-    Router::new()
-        .merge(endpoint)
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(security::protected_resource_metadata),
-        )
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&state),
-            security::check_host_and_origin,
+            guard::admit,
         ))
-        .layer(DefaultBodyLimit::max(max_body))
+        // The guard reads and bounds the body; the extractors behind it need no lower limit.
+        .layer(DefaultBodyLimit::disable())
         .with_state(state)
 }
 

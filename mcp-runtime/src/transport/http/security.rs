@@ -1,15 +1,18 @@
-//! What keeps the HTTP endpoint safe by default: `Host` and `Origin` allow-lists (against DNS
-//! rebinding and cross-site requests), and bearer-token authorisation with RFC 9728
-//! protected-resource metadata.
+//! What keeps the HTTP endpoint safe by default: strict `Host` and `Origin` checks against
+//! allow-lists (against DNS rebinding and cross-site requests), and bearer-token
+//! authorisation with RFC 9728 protected-resource metadata. [`guard`](super::guard) applies
+//! them to every route.
 
 use std::future::Future;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::pin::Pin;
-use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
-use axum::middleware::Next;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use std::sync::Arc;
 
 use super::{HttpState, json_error};
 use crate::auth::AuthInfo;
@@ -26,14 +29,16 @@ pub enum AuthRejection {
 /// Checks a bearer token and says who holds it.
 ///
 /// Implemented for closures `Fn(&str) -> Result<AuthInfo, AuthRejection>`; implement the
-/// trait for verifiers that must await (introspection, a JWKS fetch).
+/// trait for verifiers that must await (introspection, a JWKS fetch). For a fixed set of
+/// tokens, [`BearerTokens`] compares them in constant time.
 ///
 /// ```
-/// use mcp_runtime::{AuthInfo, http::AuthRejection};
+/// use mcp_runtime::{AuthInfo, http::{AuthRejection, BearerTokens}};
 ///
-/// let verify = |token: &str| match token {
-///     "secret-token" => Ok(AuthInfo::new("ada").scopes(["mcp"])),
-///     _ => Err(AuthRejection::InvalidToken("unknown token".into())),
+/// // A lookup in a token table (compare secrets in constant time: see `BearerTokens`).
+/// let tokens = BearerTokens::new().token("secret-token", AuthInfo::new("ada").scopes(["mcp"]));
+/// let verify = move |token: &str| {
+///     tokens.find(token).ok_or_else(|| AuthRejection::InvalidToken("unknown token".into()))
 /// };
 /// # let _ = mcp_runtime::http::HttpOptions::default().auth(verify);
 /// ```
@@ -58,143 +63,320 @@ where
     }
 }
 
+/// A fixed table of bearer tokens and the callers they name, compared in constant time: a
+/// plain `==` on a secret stops at the first differing byte, and the time it takes tells an
+/// attacker how much of a guess was right.
+///
+/// Each token is kept as its HMAC-SHA256 under a key drawn at start-up, and a presented token
+/// is checked with the MAC's constant-time verification against every entry, so neither
+/// the position of a difference nor the table's contents show in the timing.
+///
+/// ```
+/// use mcp_runtime::AuthInfo;
+/// use mcp_runtime::http::{BearerTokens, HttpOptions};
+///
+/// let tokens = BearerTokens::new()
+///     .token(std::env::var("ADA_TOKEN").unwrap_or_default(), AuthInfo::new("ada"))
+///     .token(std::env::var("BOB_TOKEN").unwrap_or_default(), AuthInfo::new("bob"));
+/// let options = HttpOptions::default().auth(tokens);
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+pub struct BearerTokens {
+    key: [u8; 32],
+    entries: Vec<([u8; 32], AuthInfo)>,
+}
+
+impl Default for BearerTokens {
+    fn default() -> Self {
+        BearerTokens::new()
+    }
+}
+
+impl std::fmt::Debug for BearerTokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerTokens")
+            .field("tokens", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BearerTokens {
+    /// An empty table (it accepts nothing).
+    pub fn new() -> Self {
+        let mut key = [0u8; 32];
+        // Without the operating system's generator the key stays fixed; the comparison is
+        // constant-time all the same, only the stored MACs are then predictable.
+        let _ = getrandom::fill(&mut key);
+        BearerTokens {
+            key,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Adds a token and the caller it names. Empty tokens are never accepted.
+    pub fn token(mut self, token: impl AsRef<str>, caller: AuthInfo) -> Self {
+        let token = token.as_ref();
+        if !token.is_empty() {
+            let mac = self.mac(token).finalize().into_bytes().into();
+            self.entries.push((mac, caller));
+        }
+        self
+    }
+
+    fn mac(&self, token: &str) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
+        mac.update(token.as_bytes());
+        mac
+    }
+
+    /// The caller a token names, if it is in the table.
+    pub fn find(&self, token: &str) -> Option<AuthInfo> {
+        let mut found = None;
+        // Every entry is checked, so the time does not say which one matched.
+        for (expected, caller) in &self.entries {
+            if self.mac(token).verify_slice(expected).is_ok() && found.is_none() {
+                found = Some(caller.clone());
+            }
+        }
+        found
+    }
+}
+
+impl TokenVerifier for BearerTokens {
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<AuthInfo, AuthRejection>> + Send + 'a>> {
+        let outcome = self
+            .find(token)
+            .ok_or_else(|| AuthRejection::InvalidToken("unknown token".into()));
+        Box::pin(async move { outcome })
+    }
+}
+
 /// The host names a request may name in `Host` (any port) by default: loopback only.
 pub(crate) const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 
-/// Refuses requests whose `Host` or `Origin` is not allowed (403).
-pub(crate) async fn check_host_and_origin(
-    State(state): State<Arc<HttpState>>,
-    request: Request,
-    next: Next,
-) -> Response<Body> {
-    let headers = request.headers();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| request.uri().authority().map(|a| a.as_str()));
-    match host {
-        Some(host) if allowed(&state.options.allowed_hosts, host_name(host)) => {}
-        Some(host) => {
-            return json_error(
-                StatusCode::FORBIDDEN,
-                &format!("host `{host}` is not allowed; allow it with HttpOptions::allowed_hosts"),
-            );
+/// The host of an authority `host[:port]` when it is well formed (RFC 3986 §3.2.2, as HTTP
+/// uses it): a registered name of letters, digits, `-`, `.`, `_` and `~`, an IPv4 address, or
+/// a bracketed IPv6 address; and an optional port of digits. Anything else — `localhost:evil`,
+/// `[::1].evil.com`, user information, a path, quotes — is `None`.
+pub(crate) fn authority_host(authority: &str) -> Option<&str> {
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let (host, rest) = authority.split_at(end + 1);
+        host[1..end].parse::<Ipv6Addr>().ok()?;
+        match rest {
+            "" => (host, None),
+            rest => (host, Some(rest.strip_prefix(':')?)),
         }
-        None => return json_error(StatusCode::FORBIDDEN, "a Host header is required"),
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        let host = origin
-            .split_once("://")
-            .map(|(_, rest)| rest)
-            .filter(|rest| !rest.is_empty());
-        let ok = host.is_some_and(|h| allowed(&state.options.allowed_origins, host_name(h)));
-        if !ok {
-            return json_error(
-                StatusCode::FORBIDDEN,
-                &format!(
-                    "origin `{origin}` is not allowed; allow it with HttpOptions::allowed_origins"
-                ),
-            );
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
         }
+    };
+    if let Some(port) = port
+        && !(!port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
     }
-    next.run(request).await
+    if port
+        .and_then(|p| p.parse::<u32>().ok())
+        .is_some_and(|p| p > 65_535)
+    {
+        return None;
+    }
+    if host.starts_with('[') {
+        return Some(host);
+    }
+    let name_ok = !host.is_empty()
+        && host.len() <= 253
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+    // A name of digits and dots must be a whole IPv4 address (`127.1` is not one).
+    let numeric = host.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    (name_ok && (!numeric || host.parse::<Ipv4Addr>().is_ok())).then_some(host)
 }
 
-/// The host of `host[:port]` (IPv6 literals keep their brackets).
-fn host_name(authority: &str) -> &str {
-    let authority = authority.split('/').next().unwrap_or(authority);
-    if authority.starts_with('[') {
-        return authority.split_inclusive(']').next().unwrap_or(authority);
+/// The host of an `Origin` (RFC 6454 §7): `http` or `https`, `://`, and an authority with
+/// nothing after it. `null`, other schemes and anything malformed are `None`.
+pub(crate) fn origin_host(origin: &str) -> Option<&str> {
+    let (scheme, authority) = origin.split_once("://")?;
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+        return None;
     }
-    authority.split(':').next().unwrap_or(authority)
+    authority_host(authority)
 }
 
-fn allowed(list: &[String], host: &str) -> bool {
+/// Whether a host (as [`authority_host`] gives it) is on an allow-list.
+pub(crate) fn allowed(list: &[String], host: &str) -> bool {
     list.iter()
         .any(|a| a == "*" || a.eq_ignore_ascii_case(host))
 }
 
-/// Authenticates the request when a verifier is configured: 401 without a valid bearer
-/// token, 403 without the required scopes; otherwise the caller rides along with the request.
-pub(crate) async fn authenticate(
-    State(state): State<Arc<HttpState>>,
-    mut request: Request,
-    next: Next,
-) -> Response<Body> {
-    let Some(verifier) = &state.options.auth else {
-        return next.run(request).await;
+/// A refusal: the response to send instead of serving the request.
+pub(crate) type Refusal = Box<Response<Body>>;
+
+/// The `Host` and `Origin` checks, on headers whose framing [`guard`](super::guard) has
+/// checked: 400 for a malformed value, 403 for one not allowed.
+pub(crate) fn check_host_and_origin(
+    state: &HttpState,
+    headers: &HeaderMap,
+    uri_authority: Option<&str>,
+) -> Result<(), Refusal> {
+    let host_header = match headers.get(header::HOST) {
+        Some(value) => Some(value.to_str().map_err(|_| malformed("Host"))?),
+        None => None,
     };
-    let metadata_url = format!(
-        "{}/.well-known/oauth-protected-resource",
-        base_url(&state, request.headers())
-    );
-    let token = request
-        .headers()
+    // An absolute-form target names its own authority (RFC 9112 §3.2.2); both must pass.
+    let named: Vec<&str> = host_header.into_iter().chain(uri_authority).collect();
+    if named.is_empty() {
+        return Err(Box::new(json_error(
+            StatusCode::BAD_REQUEST,
+            "a Host header is required",
+        )));
+    }
+    for authority in named {
+        let host = authority_host(authority).ok_or_else(|| malformed("Host"))?;
+        if !allowed(&state.options.allowed_hosts, host) {
+            return Err(Box::new(json_error(
+                StatusCode::FORBIDDEN,
+                &format!("host `{host}` is not allowed; allow it with HttpOptions::allowed_hosts"),
+            )));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().map_err(|_| malformed("Origin"))?;
+        let allowed_origin =
+            origin_host(origin).is_some_and(|host| allowed(&state.options.allowed_origins, host));
+        if !allowed_origin {
+            return Err(Box::new(json_error(
+                StatusCode::FORBIDDEN,
+                &format!(
+                    "origin `{}` is not allowed: an http or https origin named in \
+                     HttpOptions::allowed_origins is",
+                    origin.escape_default()
+                ),
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn malformed(name: &str) -> Refusal {
+    Box::new(json_error(
+        StatusCode::BAD_REQUEST,
+        &format!("the {name} header is malformed"),
+    ))
+}
+
+/// The bearer token of an `Authorization` header: the scheme is matched without regard to
+/// case (RFC 9110 §11.1), and the token must be one `token68` (RFC 6750 §2.1).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim_start();
+    let token68 = !token.is_empty()
+        && token.trim_end_matches('=').bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/')
+        });
+    (scheme.eq_ignore_ascii_case("bearer") && token68).then_some(token)
+}
+
+/// Authenticates a request when a verifier is configured: 401 without a valid bearer token,
+/// 403 without the required scopes. `Ok(None)` without a verifier.
+pub(crate) async fn authenticate(
+    state: &HttpState,
+    headers: &HeaderMap,
+) -> Result<Option<AuthInfo>, Refusal> {
+    let Some(verifier) = &state.options.auth else {
+        return Ok(None);
+    };
+    let metadata_url = metadata_url(state, headers);
+    let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
-        .and_then(|h| {
-            h.strip_prefix("Bearer ")
-                .or_else(|| h.strip_prefix("bearer "))
-        })
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+        .and_then(bearer_token);
     let Some(token) = token else {
-        return challenge(
+        return Err(challenge(
             StatusCode::UNAUTHORIZED,
-            format!("Bearer resource_metadata=\"{metadata_url}\""),
-            "authorisation required: send a bearer token",
-        );
+            &[("resource_metadata", &metadata_url)],
+            "authorisation required: send a bearer token (Authorization: Bearer …)",
+        ));
     };
     let info = match verifier.verify(token).await {
         Ok(info) => info,
         Err(AuthRejection::InvalidToken(why)) => {
-            return challenge(
+            return Err(challenge(
                 StatusCode::UNAUTHORIZED,
-                format!("Bearer error=\"invalid_token\", resource_metadata=\"{metadata_url}\""),
+                &[
+                    ("error", "invalid_token"),
+                    ("resource_metadata", &metadata_url),
+                ],
                 &format!("invalid token: {why}"),
-            );
+            ));
         }
         Err(AuthRejection::InsufficientScope(scopes)) => {
-            return insufficient_scope(&scopes, &metadata_url);
+            return Err(insufficient_scope(&scopes, &metadata_url));
         }
     };
-    let missing: Vec<String> = state
+    if state
         .options
         .required_scopes
         .iter()
-        .filter(|s| !info.has_scope(s))
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
-        return insufficient_scope(&state.options.required_scopes, &metadata_url);
+        .any(|s| !info.has_scope(s))
+    {
+        return Err(insufficient_scope(
+            &state.options.required_scopes,
+            &metadata_url,
+        ));
     }
-    request.extensions_mut().insert(Arc::new(info));
-    next.run(request).await
+    Ok(Some(info))
 }
 
-fn insufficient_scope(scopes: &[String], metadata_url: &str) -> Response<Body> {
+fn insufficient_scope(scopes: &[String], metadata_url: &str) -> Refusal {
     let scope = scopes.join(" ");
     challenge(
         StatusCode::FORBIDDEN,
-        format!(
-            "Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{metadata_url}\""
-        ),
+        &[
+            ("error", "insufficient_scope"),
+            ("scope", &scope),
+            ("resource_metadata", metadata_url),
+        ],
         &format!("the token lacks the scopes `{scope}`"),
     )
 }
 
-fn challenge(status: StatusCode, www_authenticate: String, message: &str) -> Response<Body> {
+/// An error with a `WWW-Authenticate: Bearer` challenge whose parameters are quoted strings
+/// (RFC 9110 §11.2), escaped so no value can end its quotes early.
+fn challenge(status: StatusCode, params: &[(&str, &str)], message: &str) -> Refusal {
+    let mut value = String::from("Bearer");
+    for (i, (name, text)) in params.iter().enumerate() {
+        value.push_str(if i == 0 { " " } else { ", " });
+        value.push_str(name);
+        value.push_str("=\"");
+        for c in text.chars() {
+            if c == '"' || c == '\\' {
+                value.push('\\');
+            }
+            value.push(c);
+        }
+        value.push('"');
+    }
     let mut response = json_error(status, message);
-    if let Ok(value) = HeaderValue::from_str(&www_authenticate) {
+    if let Ok(value) = HeaderValue::from_str(&value) {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
     }
-    response
+    Box::new(response)
 }
 
-/// `scheme://host` of this server, as configured or as the request names it.
+/// `scheme://host` of this server, as configured or as the request names it (the `Host` is
+/// well formed by now: the guard refused anything else).
 fn base_url(state: &HttpState, headers: &HeaderMap) -> String {
     if let Some(url) = &state.options.resource_base_url {
         return url.trim_end_matches('/').to_owned();
@@ -202,11 +384,25 @@ fn base_url(state: &HttpState, headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
+        .filter(|h| authority_host(h).is_some())
         .unwrap_or("localhost");
     format!("http://{host}")
 }
 
-/// RFC 9728 protected-resource metadata: where clients get tokens for this server.
+/// Where the metadata lives (RFC 9728 §3.1): the well-known path followed by the endpoint's
+/// own path, so that several endpoints on one host each have theirs.
+pub(crate) const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+fn metadata_url(state: &HttpState, headers: &HeaderMap) -> String {
+    format!(
+        "{}{METADATA_PATH}{}",
+        base_url(state, headers),
+        state.options.path
+    )
+}
+
+/// RFC 9728 protected-resource metadata: where clients get tokens for this server. Served
+/// at the path-specific location and, for clients that only try it, at the bare one.
 pub(crate) async fn protected_resource_metadata(
     State(state): State<Arc<HttpState>>,
     headers: HeaderMap,
@@ -218,12 +414,7 @@ pub(crate) async fn protected_resource_metadata(
         "scopes_supported": state.options.required_scopes,
         "bearer_methods_supported": ["header"],
     });
-    let mut response = Response::new(Body::from(metadata.to_string()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    super::json_response(StatusCode::OK, metadata.to_string().into_bytes())
 }
 
 #[cfg(test)]
@@ -231,10 +422,76 @@ mod tests {
     use super::*;
 
     #[test]
-    fn host_names_drop_the_port() {
-        assert_eq!(host_name("localhost:8080"), "localhost");
-        assert_eq!(host_name("[::1]:8080"), "[::1]");
-        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
-        assert_eq!(host_name("evil.com:80/path"), "evil.com");
+    fn well_formed_authorities_give_their_host() {
+        assert_eq!(authority_host("localhost:8080"), Some("localhost"));
+        assert_eq!(authority_host("[::1]:8080"), Some("[::1]"));
+        assert_eq!(authority_host("[::1]"), Some("[::1]"));
+        assert_eq!(authority_host("127.0.0.1"), Some("127.0.0.1"));
+        assert_eq!(authority_host("mcp.example.com"), Some("mcp.example.com"));
+    }
+
+    #[test]
+    fn malformed_authorities_are_refused() {
+        for bad in [
+            "localhost:evil.com",
+            "[::1].evil.com",
+            "[::1]evil",
+            "[evil]",
+            "localhost:",
+            "localhost:99999",
+            "user@localhost",
+            "localhost/path",
+            "evil.com:80/path",
+            "local\"host",
+            "",
+            "127.1",
+            "300.0.0.1",
+            "a b",
+        ] {
+            assert_eq!(authority_host(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn origins_must_be_http_or_https_with_a_bare_authority() {
+        assert_eq!(origin_host("http://localhost:3000"), Some("localhost"));
+        assert_eq!(origin_host("HTTPS://[::1]"), Some("[::1]"));
+        for bad in [
+            "evil://localhost",
+            "null",
+            "file://",
+            "http://localhost/",
+            "http://localhost:evil",
+            "localhost",
+        ] {
+            assert_eq!(origin_host(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_matched_in_any_case() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER abc"), Some("abc"));
+        assert_eq!(
+            bearer_token("bEaReR  a.b-c_d~e+f/g=="),
+            Some("a.b-c_d~e+f/g==")
+        );
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Bearer a b"), None);
+        assert_eq!(bearer_token("Bearer \"abc\""), None);
+    }
+
+    #[test]
+    fn bearer_tokens_find_exactly_their_own_callers() {
+        let tokens = BearerTokens::new()
+            .token("alpha-token", AuthInfo::new("ada"))
+            .token("beta-token", AuthInfo::new("bob"))
+            .token("", AuthInfo::new("nobody"));
+        assert_eq!(tokens.find("alpha-token").unwrap().subject, "ada");
+        assert_eq!(tokens.find("beta-token").unwrap().subject, "bob");
+        assert!(tokens.find("alpha-toke").is_none());
+        assert!(tokens.find("alpha-tokenx").is_none());
+        assert!(tokens.find("").is_none());
     }
 }

@@ -1,7 +1,9 @@
 //! The HTTP session table: `Mcp-Session-Id`s issued at `initialize`, looked up on every
-//! request, ended by `DELETE`, expired when idle, and bounded in number.
+//! request, ended by `DELETE`, expired when idle, bounded in number in total and per client,
+//! and bound to the caller that opened them.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -9,16 +11,57 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use super::events::EventStore;
+use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
 use crate::protocol::ProtocolVersion;
 use crate::server::Server;
 use crate::server::cluster::apply_record;
 use crate::server::session::{Negotiated, Outbound, Session};
 
+/// Who holds sessions, for quotas and for binding a session to its opener: the subject of
+/// the token when there is authentication, otherwise the peer's address.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Client {
+    Subject(String),
+    Peer(IpAddr),
+    /// Neither is known (a router mounted in a server that gives no peer address).
+    Unknown,
+}
+
+impl Client {
+    pub(crate) fn of(caller: Option<&AuthInfo>, peer: Option<SocketAddr>) -> Client {
+        match (caller, peer) {
+            (Some(caller), _) => Client::Subject(caller.subject.clone()),
+            (None, Some(peer)) => Client::Peer(peer.ip()),
+            (None, None) => Client::Unknown,
+        }
+    }
+
+    /// Whether a request by `caller` may use a session this client opened: a session opened
+    /// with a token serves that token's subject alone (any of its tokens, so a refreshed
+    /// token keeps the session). Anonymous sessions are not bound: peer addresses change.
+    pub(crate) fn admits(&self, caller: Option<&AuthInfo>) -> bool {
+        match self {
+            Client::Subject(subject) => caller.is_some_and(|c| &c.subject == subject),
+            Client::Peer(_) | Client::Unknown => caller.is_none(),
+        }
+    }
+
+    /// The owner a shared session record carries.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        match self {
+            Client::Subject(subject) => Some(subject),
+            _ => None,
+        }
+    }
+}
+
 /// One client's session over HTTP.
 pub(crate) struct HttpSession {
     pub id: String,
     pub session: Arc<Session>,
+    /// The client that opened it.
+    pub client: Client,
     /// Requests of this session being served; beyond the limit a request is refused.
     pub in_flight: Arc<Semaphore>,
     /// The stream that carries notifications belonging to no request (the GET stream).
@@ -48,6 +91,13 @@ impl HttpSession {
             .strip_prefix(self.id.as_str())
             .is_some_and(|rest| rest.starts_with('-'))
     }
+
+    /// Whether the session is serving anything: a request in flight, or its open stream.
+    /// Such a session is never ended to make room.
+    fn busy(&self, max_in_flight: usize) -> bool {
+        self.in_flight.available_permits() < max_in_flight
+            || self.standalone_open.load(Ordering::Acquire)
+    }
 }
 
 static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
@@ -57,6 +107,8 @@ static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
 pub(crate) enum NoRoom {
     /// The table is full of sessions that are serving requests.
     Full,
+    /// The client holds its quota of sessions, each serving a request.
+    ClientFull,
     /// No random id could be made, or a shared record is unreadable.
     NoId,
 }
@@ -71,27 +123,74 @@ fn replica_id() -> &'static str {
     })
 }
 
-/// Every live session.
-pub(crate) struct SessionTable {
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
-    epoch: Instant,
-    pub idle_timeout: Duration,
-    pub max_sessions: usize,
-    pub max_in_flight: usize,
+/// The sessions, and how many each client holds.
+#[derive(Default)]
+struct Sessions {
+    by_id: HashMap<String, Arc<HttpSession>>,
+    per_client: HashMap<Client, usize>,
 }
 
-impl SessionTable {
-    pub(crate) fn new(idle_timeout: Duration, max_sessions: usize, max_in_flight: usize) -> Self {
-        SessionTable {
-            sessions: Mutex::new(HashMap::new()),
-            epoch: Instant::now(),
-            idle_timeout,
-            max_sessions: max_sessions.max(1),
-            max_in_flight: max_in_flight.max(1),
+impl Sessions {
+    fn insert(&mut self, session: Arc<HttpSession>) {
+        *self.per_client.entry(session.client.clone()).or_insert(0) += 1;
+        if let Some(replaced) = self.by_id.insert(session.id.clone(), session) {
+            self.uncount(&replaced.client);
         }
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
+    fn remove(&mut self, id: &str) -> Option<Arc<HttpSession>> {
+        let removed = self.by_id.remove(id)?;
+        self.uncount(&removed.client);
+        Some(removed)
+    }
+
+    fn uncount(&mut self, client: &Client) {
+        if let Some(count) = self.per_client.get_mut(client) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_client.remove(client);
+            }
+        }
+    }
+
+    fn count_of(&self, client: &Client) -> usize {
+        self.per_client.get(client).copied().unwrap_or(0)
+    }
+}
+
+/// Every live session.
+pub(crate) struct SessionTable {
+    sessions: Mutex<Sessions>,
+    epoch: Instant,
+    pub idle_timeout: Duration,
+    pub max_sessions: usize,
+    pub max_per_client: usize,
+    pub max_in_flight: usize,
+    /// Whether sessions are shared with other replicas (their streams then outlive the
+    /// local copy).
+    shared: bool,
+}
+
+impl SessionTable {
+    pub(crate) fn new(
+        idle_timeout: Duration,
+        max_sessions: usize,
+        max_per_client: usize,
+        max_in_flight: usize,
+        shared: bool,
+    ) -> Self {
+        SessionTable {
+            sessions: Mutex::new(Sessions::default()),
+            epoch: Instant::now(),
+            idle_timeout,
+            max_sessions: max_sessions.max(1),
+            max_per_client: max_per_client.max(1),
+            max_in_flight: max_in_flight.max(1),
+            shared,
+        }
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, Sessions> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -102,9 +201,10 @@ impl SessionTable {
         &self,
         server: &Server,
         store: &Arc<dyn EventStore>,
+        client: Client,
     ) -> Result<Arc<HttpSession>, NoRoom> {
         let id = new_session_id().ok_or(NoRoom::NoId)?;
-        let http = self.insert(id, server, store)?;
+        let http = self.insert(id, server, store, client)?;
         server.register_session(&http.session);
         Ok(http)
     }
@@ -121,7 +221,11 @@ impl SessionTable {
             .protocol_version
             .parse::<ProtocolVersion>()
             .map_err(|_| NoRoom::NoId)?;
-        let http = self.insert(record.id.clone(), server, store)?;
+        let client = match &record.owner {
+            Some(subject) => Client::Subject(subject.clone()),
+            None => Client::Unknown,
+        };
+        let http = self.insert(record.id.clone(), server, store, client)?;
         http.session.initialize(Negotiated {
             version,
             client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
@@ -136,8 +240,12 @@ impl SessionTable {
         id: String,
         server: &Server,
         store: &Arc<dyn EventStore>,
+        client: Client,
     ) -> Result<Arc<HttpSession>, NoRoom> {
-        self.make_room()?;
+        // Room is made and the session counted under one lock, so concurrent opens cannot
+        // overshoot a quota.
+        let mut map = self.map();
+        self.make_room(&mut map, &client)?;
         let (notifications, mut frames) = Outbound::new();
         let session = Arc::new(Session::new(notifications));
         session.set_key(&id);
@@ -146,6 +254,7 @@ impl SessionTable {
             standalone: format!("{id}-get"),
             id: id.clone(),
             session,
+            client,
             in_flight: Arc::new(Semaphore::new(self.max_in_flight)),
             standalone_open: AtomicBool::new(false),
             last_seen_ms: AtomicU64::new(0),
@@ -154,7 +263,9 @@ impl SessionTable {
         let stream = http.standalone.clone();
         let store = Arc::clone(store);
         let server = server.clone();
+        let ended = (!self.shared).then(|| id.clone());
         tokio::spawn(async move {
+            store.open(&stream).await;
             while let Some(frame) = frames.recv().await {
                 if frame.is_empty() {
                     break;
@@ -163,32 +274,64 @@ impl SessionTable {
                 store.append(&stream, frame).await;
             }
             store.complete(&stream).await;
+            // The session ended: nothing will resume its streams. Shared streams outlive a
+            // local copy of the session, and expire by themselves.
+            if let Some(session) = ended {
+                store.end_session(&session).await;
+            }
         });
-        self.map().insert(id, Arc::clone(&http));
+        map.insert(Arc::clone(&http));
         Ok(http)
     }
 
-    /// When the table is full, ends the session idle the longest among those serving
-    /// nothing; when every session is serving a request, there is no room.
-    fn make_room(&self) -> Result<(), NoRoom> {
-        let mut map = self.map();
-        if map.len() < self.max_sessions {
+    /// Makes room for one more session of `client`. A client at its quota gives up its own
+    /// session idle the longest (429 when each is busy); a full table gives up the session
+    /// idle the longest of the client holding the most sessions (503 when every session is
+    /// busy). A session serving a request or holding its stream open is never ended.
+    fn make_room(&self, map: &mut Sessions, client: &Client) -> Result<(), NoRoom> {
+        if *client != Client::Unknown && map.count_of(client) >= self.max_per_client {
+            let own = self
+                .idlest(map, |s| s.client == *client)
+                .ok_or(NoRoom::ClientFull)?;
+            self.evict(map, &own);
             return Ok(());
         }
-        let oldest = map
-            .values()
-            .filter(|s| s.in_flight.available_permits() == self.max_in_flight)
-            .min_by_key(|s| s.last_seen_ms.load(Ordering::Relaxed))
-            .map(|s| s.id.clone())
-            .ok_or(NoRoom::Full)?;
-        if let Some(evicted) = map.remove(&oldest) {
-            close(&evicted);
+        if map.by_id.len() < self.max_sessions {
+            return Ok(());
         }
+        let mut heaviest: Vec<(&Client, usize)> =
+            map.per_client.iter().map(|(c, n)| (c, *n)).collect();
+        heaviest.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        let victim = heaviest
+            .into_iter()
+            .find_map(|(holder, _)| self.idlest(map, |s| s.client == *holder))
+            .ok_or(NoRoom::Full)?;
+        self.evict(map, &victim);
         Ok(())
     }
 
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
-        let session = self.map().get(id).cloned()?;
+    /// The id of the session idle the longest among those `mine` picks that serve nothing.
+    fn idlest(&self, map: &Sessions, mine: impl Fn(&HttpSession) -> bool) -> Option<String> {
+        map.by_id
+            .values()
+            .filter(|s| mine(s) && !s.busy(self.max_in_flight))
+            .min_by_key(|s| s.last_seen_ms.load(Ordering::Relaxed))
+            .map(|s| s.id.clone())
+    }
+
+    fn evict(&self, map: &mut Sessions, id: &str) {
+        if let Some(evicted) = map.remove(id) {
+            tracing::debug!(session = %evicted.id, client = ?evicted.client, "session ended to make room");
+            close(&evicted);
+        }
+    }
+
+    /// The session with this id, when `caller` may use it (see [`Client::admits`]).
+    pub(crate) fn get(&self, id: &str, caller: Option<&AuthInfo>) -> Option<Arc<HttpSession>> {
+        let session = self.map().by_id.get(id).cloned()?;
+        if !session.client.admits(caller) {
+            return None;
+        }
         session.touch(self.epoch);
         Some(session)
     }
@@ -211,16 +354,33 @@ impl SessionTable {
         }
     }
 
-    /// Ends the sessions idle for longer than the timeout and serving nothing.
+    /// Ends a session if `caller` may use it (a DELETE); false when there was none.
+    pub(crate) fn remove_for(&self, id: &str, caller: Option<&AuthInfo>) -> bool {
+        let mut map = self.map();
+        if !map.by_id.get(id).is_some_and(|s| s.client.admits(caller)) {
+            return false;
+        }
+        match map.remove(id) {
+            Some(session) => {
+                close(&session);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the sessions idle for longer than the timeout and serving nothing (no request
+    /// in flight, no open stream).
     pub(crate) fn expire_idle(&self) -> usize {
         let now = self.epoch.elapsed().as_millis() as u64;
         let limit = self.idle_timeout.as_millis() as u64;
         let mut map = self.map();
         let expired: Vec<String> = map
+            .by_id
             .values()
             .filter(|s| {
                 now.saturating_sub(s.last_seen_ms.load(Ordering::Relaxed)) > limit
-                    && s.in_flight.available_permits() == self.max_in_flight
+                    && !s.busy(self.max_in_flight)
             })
             .map(|s| s.id.clone())
             .collect();
@@ -234,7 +394,9 @@ impl SessionTable {
 
     /// Ends every session (shutdown).
     pub(crate) fn clear(&self) {
-        for (_, session) in self.map().drain() {
+        let mut map = self.map();
+        map.per_client.clear();
+        for (_, session) in map.by_id.drain() {
             close(&session);
         }
     }

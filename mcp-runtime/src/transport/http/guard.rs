@@ -1,0 +1,123 @@
+//! The one gate in front of every route the endpoint serves — the MCP endpoint, the legacy
+//! HTTP+SSE routes, the metadata, and the fallback for unknown paths. It is applied to the
+//! whole router after every route is in it, so a route added later is behind it too. In
+//! order, cheapest first:
+//!
+//! 1. framing: exactly one `Host`, at most one `Origin` and `Authorization` (RFC 9112
+//!    §3.2: a request with several `Host` lines is 400);
+//! 2. `Host` and `Origin`: well formed (400) and allowed (403);
+//! 3. a declared body over the limit: 413 before any of it is read, so no `100 Continue`;
+//! 4. the bearer token, unless the route is public (the metadata only): 401 or 403;
+//! 5. the body, read whole within the body timeout (408) and under the limit (413), so a
+//!    handler never waits on a slow client.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Response, StatusCode, header};
+use axum::middleware::Next;
+use http_body_util::BodyExt as _;
+
+use super::{HttpState, json_error, security};
+
+pub(crate) async fn admit(
+    State(state): State<Arc<HttpState>>,
+    request: Request,
+    next: Next,
+) -> Response<Body> {
+    let (mut parts, body) = request.into_parts();
+    for (name, what) in [
+        (header::HOST, "Host"),
+        (header::ORIGIN, "Origin"),
+        (header::AUTHORIZATION, "Authorization"),
+        (header::CONTENT_TYPE, "Content-Type"),
+    ] {
+        if parts.headers.get_all(&name).iter().nth(1).is_some() {
+            return closing(json_error(
+                StatusCode::BAD_REQUEST,
+                &format!("more than one {what} header"),
+            ));
+        }
+    }
+    let authority = parts.uri.authority().map(|a| a.as_str().to_owned());
+    if let Err(refusal) =
+        security::check_host_and_origin(&state, &parts.headers, authority.as_deref())
+    {
+        return *refusal;
+    }
+    let limit = state.options.max_body_bytes;
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > limit as u64) {
+        return closing(too_large(limit));
+    }
+    if !state.public_paths.iter().any(|p| p == parts.uri.path()) {
+        match security::authenticate(&state, &parts.headers).await {
+            Ok(Some(caller)) => {
+                parts.extensions.insert(Arc::new(caller));
+            }
+            Ok(None) => {}
+            Err(refusal) => return *refusal,
+        }
+    }
+    let body =
+        match tokio::time::timeout(state.options.body_read_timeout, read_body(body, limit)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(BodyError::TooLarge)) => return closing(too_large(limit)),
+            Ok(Err(BodyError::Broken)) => {
+                return closing(json_error(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                ));
+            }
+            Err(_) => {
+                return closing(json_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!(
+                        "the request body did not arrive within {} ms",
+                        state.options.body_read_timeout.as_millis()
+                    ),
+                ));
+            }
+        };
+    next.run(Request::from_parts(parts, Body::from(body))).await
+}
+
+enum BodyError {
+    TooLarge,
+    Broken,
+}
+
+async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| BodyError::Broken)?;
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > limit {
+                return Err(BodyError::TooLarge);
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(bytes))
+}
+
+fn too_large(limit: usize) -> Response<Body> {
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("the request body is larger than the limit of {limit} bytes"),
+    )
+}
+
+/// A refusal after which the connection is not reused: the rest of the body the client
+/// may still send is not read.
+fn closing(mut response: Response<Body>) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}

@@ -1,0 +1,116 @@
+//! Media types in `Content-Type` and `Accept` (RFC 9110 §8.3 and §12.5.1), parsed with the
+//! `mime` crate: names compare without regard to case, parameters are read, and a media range
+//! with `q=0` refuses a type rather than accepting it.
+
+use axum::http::{HeaderMap, header};
+use mime::Mime;
+
+/// Whether a request's `Content-Type` says JSON: `application/json`, in any case, with no
+/// charset or with UTF-8 (JSON is UTF-8 on the wire, RFC 8259 §8.1).
+pub(super) fn is_json_body(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::CONTENT_TYPE).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Some(mime) = value.to_str().ok().and_then(|v| v.parse::<Mime>().ok()) else {
+        return false;
+    };
+    mime.essence_str() == "application/json"
+        && mime
+            .get_param(mime::CHARSET)
+            .is_none_or(|charset| charset.as_str().eq_ignore_ascii_case("utf-8"))
+}
+
+/// Whether the request's `Accept` allows `media` (`type/subtype`, lower case). A missing
+/// header allows anything. The most specific range that matches decides (an exact type over
+/// `type/*` over `*/*`), and a quality of 0 means "not acceptable".
+pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let mut ranges = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .peekable();
+    if ranges.peek().is_none() {
+        return true;
+    }
+    let (kind, subtype) = media.split_once('/').unwrap_or((media, ""));
+    let mut best: Option<(u8, f32)> = None;
+    for range in ranges {
+        let Ok(range) = range.parse::<Mime>() else {
+            continue;
+        };
+        let specificity = match (range.type_().as_str(), range.subtype().as_str()) {
+            (t, s) if t == kind && s == subtype => 2,
+            (t, "*") if t == kind => 1,
+            ("*", "*") => 0,
+            _ => continue,
+        };
+        let quality = range
+            .get_param("q")
+            .map_or(Some(1.0), |q| q.as_str().parse::<f32>().ok())
+            .filter(|q| (0.0..=1.0).contains(q))
+            .unwrap_or(0.0);
+        if best.is_none_or(|(s, _)| specificity > s) {
+            best = Some((specificity, quality));
+        }
+    }
+    best.is_some_and(|(_, quality)| quality > 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn with(name: header::HeaderName, values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(&name, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn json_bodies_are_recognised_in_any_case_and_only_in_utf_8() {
+        let json = |v: &str| is_json_body(&with(header::CONTENT_TYPE, &[v]));
+        assert!(json("application/json"));
+        assert!(json("APPLICATION/JSON"));
+        assert!(json("application/json; charset=UTF-8"));
+        assert!(json("application/json;charset=\"utf-8\""));
+        assert!(!json("application/jsonx"));
+        assert!(!json("application/json; charset=utf-16"));
+        assert!(!json("text/json"));
+        assert!(!json("application/json, text/plain"));
+        assert!(!is_json_body(&with(
+            header::CONTENT_TYPE,
+            &["application/json", "application/json"]
+        )));
+        assert!(!is_json_body(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn accept_ranges_match_by_specificity_and_quality() {
+        let allows = |v: &[&str], m: &str| accepts(&with(header::ACCEPT, v), m);
+        assert!(allows(
+            &["application/json, text/event-stream"],
+            "text/event-stream"
+        ));
+        assert!(allows(&["APPLICATION/JSON"], "application/json"));
+        assert!(allows(&["*/*"], "application/json"));
+        assert!(allows(&["text/*"], "text/event-stream"));
+        assert!(allows(
+            &["application/json", "text/event-stream"],
+            "text/event-stream"
+        ));
+        assert!(!allows(&["application/json;q=0"], "application/json"));
+        assert!(!allows(&["application/json; q=0.0"], "application/json"));
+        assert!(!allows(&["*/*, application/json;q=0"], "application/json"));
+        assert!(allows(&["*/*;q=0, application/json"], "application/json"));
+        assert!(!allows(&["application/jsonx"], "application/json"));
+        assert!(!allows(&["text/html"], "application/json"));
+        assert!(allows(&[], "application/json"), "no header allows anything");
+    }
+}

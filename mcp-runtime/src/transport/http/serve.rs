@@ -1,0 +1,421 @@
+//! Serving the endpoint on a TCP listener, with the connection-level defences `axum::serve`
+//! does not have: a limit on connections in total and per peer address, a deadline for a
+//! request's head once its first byte arrived, a deadline for an idle keep-alive
+//! connection, and a shutdown that ends within its grace period.
+//!
+//! Each connection is served by hyper's HTTP/1 server. A small clock beside it knows whether
+//! the connection is idle (between requests), reading a head, or busy (a request or its
+//! response under way); a watchdog closes it when the deadline of its state passes. Bodies
+//! have their own deadline, in [`guard`](super::guard); a response in progress — an SSE
+//! stream above all — has none, and SSE streams send keep-alive comments instead, so a peer
+//! that is gone is noticed by the write that fails.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, Response};
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::HttpOptions;
+
+/// Connections of every peer, counted, against both limits.
+struct Admission {
+    total: AtomicUsize,
+    per_peer: Mutex<HashMap<IpAddr, usize>>,
+    max_total: usize,
+    max_per_peer: usize,
+}
+
+/// One admitted connection's place in the counts, given back when dropped.
+struct Slot {
+    admission: Arc<Admission>,
+    peer: IpAddr,
+}
+
+impl Admission {
+    fn new(options: &HttpOptions) -> Arc<Admission> {
+        Arc::new(Admission {
+            total: AtomicUsize::new(0),
+            per_peer: Mutex::new(HashMap::new()),
+            max_total: effective_max_connections(options.max_connections),
+            max_per_peer: options.max_connections_per_peer.max(1),
+        })
+    }
+
+    fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Slot> {
+        let mut per_peer = self.per_peer.lock().unwrap_or_else(|p| p.into_inner());
+        let mine = per_peer.entry(peer).or_insert(0);
+        if *mine >= self.max_per_peer || self.total.load(Ordering::Relaxed) >= self.max_total {
+            if *mine == 0 {
+                per_peer.remove(&peer);
+            }
+            return None;
+        }
+        *mine += 1;
+        self.total.fetch_add(1, Ordering::Relaxed);
+        Some(Slot {
+            admission: Arc::clone(self),
+            peer,
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut per_peer = self
+            .admission
+            .per_peer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = per_peer.get_mut(&self.peer) {
+            *count -= 1;
+            if *count == 0 {
+                per_peer.remove(&self.peer);
+            }
+        }
+        self.admission.total.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The limit on connections, lowered to what the process's file-descriptor limit allows
+/// (less a reserve for the files, sockets and pipes the server itself opens): a server that
+/// runs out of descriptors can accept nobody, not even the peer that would have been served.
+fn effective_max_connections(configured: usize) -> usize {
+    const RESERVE: u64 = 64;
+    #[cfg(target_os = "linux")]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given and nothing else.
+        if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY
+        {
+            let room = limit.rlim_cur.saturating_sub(RESERVE).max(1);
+            return configured
+                .min(usize::try_from(room).unwrap_or(usize::MAX))
+                .max(1);
+        }
+    }
+    let _ = RESERVE;
+    configured.max(1)
+}
+
+/// Where a connection stands, for its watchdog.
+struct Clock {
+    epoch: Instant,
+    /// Requests (and their responses) under way.
+    busy: AtomicUsize,
+    /// When the connection last became idle (ms since `epoch`).
+    idle_since: AtomicU64,
+    /// When the first byte of a head arrived on an idle connection (ms since `epoch`, plus
+    /// one; 0 for none).
+    head_since: AtomicU64,
+    /// Wakes the watchdog when the state changes: a head started (its deadline is nearer
+    /// than the idle one) or the connection became idle (it had no deadline while busy).
+    changed: Notify,
+}
+
+impl Clock {
+    fn new() -> Arc<Clock> {
+        Arc::new(Clock {
+            epoch: Instant::now(),
+            busy: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(0),
+            head_since: AtomicU64::new(0),
+            changed: Notify::new(),
+        })
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn bytes_read(&self) {
+        if self.busy.load(Ordering::Acquire) == 0
+            && self
+                .head_since
+                .compare_exchange(0, self.now() + 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.changed.notify_one();
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        self.head_since.store(0, Ordering::Release);
+        Busy(Arc::clone(self))
+    }
+
+    /// When the connection's state runs out, if it can.
+    fn deadline(&self, options: &HttpOptions) -> Option<Instant> {
+        if self.busy.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let (since, allowed) = match self.head_since.load(Ordering::Acquire) {
+            0 => (
+                self.idle_since.load(Ordering::Acquire),
+                options.idle_timeout,
+            ),
+            head => (head - 1, options.header_read_timeout),
+        };
+        Some(self.epoch + Duration::from_millis(since) + allowed)
+    }
+}
+
+/// A request under way on a connection; when dropped (its response sent or abandoned), the
+/// connection is idle again unless another one is.
+struct Busy(Arc<Clock>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle_since.store(self.0.now(), Ordering::Release);
+            self.0.changed.notify_one();
+        }
+    }
+}
+
+/// A socket that tells its clock when bytes arrive.
+struct Watched {
+    tcp: TcpStream,
+    clock: Arc<Clock>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.tcp).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.clock.bytes_read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+/// How the connections end at shutdown.
+pub(crate) struct Stopping {
+    /// Fires first: no new connection, idle ones close, busy ones finish what they serve.
+    pub graceful: CancellationToken,
+    /// Fires when the grace period is over: every connection still open is dropped.
+    pub hard: CancellationToken,
+}
+
+/// Accepts and serves connections until `stopping.graceful` fires, then waits for the open
+/// ones until `stopping.hard` fires, and drops what is left.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    options: HttpOptions,
+    stopping: Stopping,
+) {
+    let admission = Admission::new(&options);
+    let options = Arc::new(options);
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stopping.graceful.cancelled() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of descriptors or memory, or a connection reset before it was taken:
+                // wait a moment rather than spin, and go on serving those already in.
+                tracing::warn!(%e, "cannot accept a connection");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Some(slot) = admission.admit(peer.ip()) else {
+            tracing::debug!(%peer, "connection refused: at the connection limit");
+            refuse(&tcp);
+            continue;
+        };
+        tune(&tcp, &options);
+        let router = router.clone();
+        let options = Arc::clone(&options);
+        let graceful = stopping.graceful.clone();
+        connections.spawn(async move {
+            let _slot = slot;
+            serve_connection(tcp, peer, router, &options, graceful).await;
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = async { while connections.join_next().await.is_some() {} } => {}
+        () = stopping.hard.cancelled() => {
+            tracing::warn!(
+                open = connections.len(),
+                "connections still open after the shutdown grace period are closed"
+            );
+            connections.shutdown().await;
+        }
+    }
+}
+
+/// Answers a connection over the limits with 503, without waiting for it, and closes it.
+fn refuse(tcp: &TcpStream) {
+    const BODY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections: retry in a moment"}}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         retry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tcp.try_write(response.as_bytes());
+}
+
+/// Socket options: no Nagle delay (each small SSE event would wait for the peer's delayed
+/// ACK, ~40 ms), and on Linux a bound on how long sent data may stay unacknowledged, so a
+/// peer that vanished without closing is noticed by the next keep-alive comment.
+fn tune(tcp: &TcpStream, options: &HttpOptions) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(%e, "cannot set TCP_NODELAY");
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let timeout = (options.sse_keep_alive * 2).max(Duration::from_secs(10));
+        let ms = libc::c_uint::try_from(timeout.as_millis()).unwrap_or(libc::c_uint::MAX);
+        // SAFETY: setsockopt reads `ms` for the length given; the descriptor is the
+        // stream's own, open for the call's duration.
+        let set = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(tcp),
+                libc::IPPROTO_TCP,
+                libc::TCP_USER_TIMEOUT,
+                (&raw const ms).cast(),
+                std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            tracing::debug!(e = %io::Error::last_os_error(), "cannot set TCP_USER_TIMEOUT");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = options;
+}
+
+async fn serve_connection(
+    tcp: TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    options: &HttpOptions,
+    graceful: CancellationToken,
+) {
+    let clock = Clock::new();
+    let io = TokioIo::new(Watched {
+        tcp,
+        clock: Arc::clone(&clock),
+    });
+    let tower = TowerToHyperService::new(router);
+    let service = {
+        let clock = Arc::clone(&clock);
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let busy = clock.begin();
+            let mut request = request.map(Body::new);
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let response = hyper::service::Service::call(&tower, request);
+            async move {
+                let response: Response<Body> = match response.await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                };
+                // The connection is busy until the response body is sent or dropped.
+                Ok::<_, Infallible>(response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _ = &busy;
+                        frame
+                    }))
+                }))
+            }
+        })
+    };
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.header_read_timeout(None).keep_alive(true);
+    let mut connection = pin!(builder.serve_connection(io, service));
+    let mut shutting_down = false;
+    loop {
+        let deadline = clock.deadline(options);
+        tokio::select! {
+            served = connection.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!(%e, %peer, "connection ended with an error");
+                }
+                return;
+            }
+            () = graceful.cancelled(), if !shutting_down => {
+                shutting_down = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            () = clock.changed.notified() => {}
+            () = sleep_until(deadline) => {
+                if clock.deadline(options).is_some_and(|d| d <= Instant::now()) {
+                    tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}

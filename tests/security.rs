@@ -1,0 +1,909 @@
+//! The attacks of the security review, replayed against real server processes over loopback:
+//! each test is one probe, and says what the server must do instead of what it once did.
+//! The security chapter of the book lists them with their defences.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mcp_runtime::http::HttpOptions;
+use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response};
+use mcp_tests::{StdioServer, TIMEOUT};
+use serde_json::{Value, json};
+
+const LATEST: &str = "2025-11-25";
+
+fn catalogue(env: &[(&str, &str)]) -> HttpServer {
+    HttpServer::spawn(catalogue_path(), env)
+}
+
+/// The catalogue server of this build, or the one `MCP_PROBE_CATALOGUE` names: the probes
+/// can be run against another build (an older one, to see them fail there).
+fn catalogue_path() -> &'static Path {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::var_os("MCP_PROBE_CATALOGUE").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_catalogue")),
+            PathBuf::from,
+        )
+    })
+}
+
+fn post(server: &HttpServer, target: &str, message: &Value) -> Request {
+    server
+        .request("POST", target)
+        .header("Accept", "application/json, text/event-stream")
+        .json(message)
+}
+
+fn initialize() -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": LATEST,
+            "capabilities": {},
+            "clientInfo": {"name": "security-probe", "version": "1.0.0"},
+        },
+    })
+}
+
+fn call(id: i64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+}
+
+fn bearer(request: Request, token: Option<&str>) -> Request {
+    match token {
+        Some(token) => request.header("Authorization", &format!("Bearer {token}")),
+        None => request,
+    }
+}
+
+fn json_of(response: Response) -> Value {
+    assert_eq!(response.status, 200, "{response:?}");
+    response.json()
+}
+
+fn text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {response}"))
+}
+
+/// Asserts a status whose body is a JSON-RPC error, and returns the error's message.
+fn refused(response: Response, status: u16) -> String {
+    assert_eq!(response.status, status, "{response:?}");
+    assert_eq!(
+        response.media_type(),
+        Some("application/json"),
+        "{response:?}"
+    );
+    let body = response.json();
+    body["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a JSON-RPC error: {body}"))
+        .to_owned()
+}
+
+/// An initialised session, with the token it was opened with.
+struct Session<'a> {
+    server: &'a HttpServer,
+    id: String,
+    token: Option<String>,
+}
+
+impl<'a> Session<'a> {
+    fn open(server: &'a HttpServer, token: Option<&str>) -> Session<'a> {
+        let response = bearer(post(server, "/mcp", &initialize()), token).send();
+        let id = response
+            .header("mcp-session-id")
+            .unwrap_or_else(|| panic!("initialize returns a session id: {response:?}"))
+            .to_owned();
+        json_of(response);
+        let session = Session {
+            server,
+            id,
+            token: token.map(str::to_owned),
+        };
+        let initialized = session
+            .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .send();
+        assert_eq!(initialized.status, 202, "{initialized:?}");
+        session
+    }
+
+    /// The same session id, presented with another token.
+    fn as_caller(&self, token: Option<&str>) -> Session<'a> {
+        Session {
+            server: self.server,
+            id: self.id.clone(),
+            token: token.map(str::to_owned),
+        }
+    }
+
+    fn headers(&self, request: Request) -> Request {
+        bearer(
+            request
+                .header("Mcp-Session-Id", &self.id)
+                .header("MCP-Protocol-Version", LATEST),
+            self.token.as_deref(),
+        )
+    }
+
+    fn post(&self, message: &Value) -> Request {
+        self.headers(post(self.server, "/mcp", message))
+    }
+
+    fn get(&self) -> Request {
+        self.headers(self.server.request("GET", "/mcp"))
+            .header("Accept", "text/event-stream")
+    }
+
+    fn call(&self, id: i64, name: &str, arguments: Value) -> Value {
+        json_of(self.post(&call(id, name, arguments)).send())
+    }
+}
+
+/// A raw connection, for probes no well-behaved client would make.
+fn connect(addr: SocketAddr) -> TcpStream {
+    let tcp = TcpStream::connect_timeout(&addr, TIMEOUT).expect("connect");
+    tcp.set_nodelay(true).expect("TCP_NODELAY");
+    tcp
+}
+
+/// Reads until the server closes the connection (or `within` passes, which fails the
+/// test); returns what was read.
+fn read_until_closed(tcp: &mut TcpStream, within: Duration) -> Vec<u8> {
+    let deadline = Instant::now() + within;
+    let mut bytes = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            !left.is_zero(),
+            "the server kept the connection open for {within:?}"
+        );
+        tcp.set_read_timeout(Some(left)).expect("read timeout");
+        match tcp.read(&mut buffer) {
+            Ok(0) => return bytes,
+            Ok(n) => bytes.extend_from_slice(&buffer[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return bytes,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => panic!("read: {e}"),
+        }
+    }
+}
+
+fn status_of(raw: &[u8]) -> Option<u16> {
+    let text = String::from_utf8_lossy(raw);
+    text.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. Every route behind the same checks
+
+const TOKEN: &str = "the-right-token-for-the-tester";
+
+#[test]
+fn every_route_refuses_a_request_without_a_token() {
+    let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN)]);
+    // The routes of the very build the server is: same crate, same features.
+    let routes = HttpOptions::default().routes();
+    assert!(
+        routes.iter().any(|r| r.path == "/sse") && routes.iter().any(|r| r.path == "/messages"),
+        "the legacy routes are in the table: {routes:?}"
+    );
+    for route in &routes {
+        for method in &route.methods {
+            let response = server
+                .request(method.as_str(), &format!("{}?sessionId=0", route.path))
+                .header("Accept", "application/json, text/event-stream")
+                .header("Content-Type", "application/json")
+                .body(initialize().to_string())
+                .send();
+            if route.public {
+                assert_eq!(
+                    response.status, 200,
+                    "{method} {}: {response:?}",
+                    route.path
+                );
+                assert!(
+                    route
+                        .path
+                        .starts_with("/.well-known/oauth-protected-resource")
+                );
+                continue;
+            }
+            assert!(
+                response.header("www-authenticate").is_some(),
+                "{method} {}: {response:?}",
+                route.path
+            );
+            refused(response, 401);
+        }
+    }
+    // A path no route serves is behind the same gate.
+    let unknown = server.request("GET", "/admin").send();
+    refused(unknown, 401);
+}
+
+#[test]
+fn the_legacy_transport_sees_the_caller_and_refuses_anyone_else() {
+    let server = catalogue(&[(
+        "HTTP_AUTH_TOKENS",
+        "ada-token-0123456789:ada,eve-token-0123456789:eve",
+    )]);
+    let opened = bearer(server.request("GET", "/sse"), Some("ada-token-0123456789"))
+        .header("Accept", "text/event-stream")
+        .send();
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let mut stream = opened.events();
+    let endpoint = stream.expect_event();
+    assert_eq!(endpoint.event.as_deref(), Some("endpoint"));
+    let target = format!("/{}", endpoint.data.expect("the endpoint"));
+    let send = |token: &str, message: &Value| {
+        bearer(server.request("POST", &target), Some(token))
+            .json(message)
+            .send()
+    };
+    assert_eq!(send("ada-token-0123456789", &initialize()).status, 202);
+    next_message(&mut stream);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(send("ada-token-0123456789", &initialized).status, 202);
+    assert_eq!(
+        send("ada-token-0123456789", &call(1, "whoami", json!({}))).status,
+        202
+    );
+    assert_eq!(text(&next_message(&mut stream)), "ada [mcp]");
+    // Eve knows the session id (it is in a URL, after all): to her it does not exist.
+    refused(
+        send("eve-token-0123456789", &call(2, "whoami", json!({}))),
+        404,
+    );
+}
+
+#[test]
+fn the_legacy_message_route_checks_the_body_type_and_the_requests_in_flight() {
+    let server = catalogue(&[("HTTP_MAX_IN_FLIGHT", "2")]);
+    let mut stream = server
+        .request("GET", "/sse")
+        .header("Accept", "text/event-stream")
+        .send()
+        .events();
+    let target = format!("/{}", stream.expect_event().data.expect("the endpoint"));
+    let not_json = server
+        .request("POST", &target)
+        .header("Content-Type", "text/plain")
+        .body(initialize().to_string())
+        .send();
+    refused(not_json, 415);
+    let send = |message: &Value| server.request("POST", &target).json(message).send();
+    assert_eq!(send(&initialize()).status, 202);
+    next_message(&mut stream);
+    send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 1..=2 {
+        assert_eq!(send(&call(id, "sleep", json!({"ms": 60_000}))).status, 202);
+    }
+    refused(send(&call(3, "sleep", json!({"ms": 1}))), 429);
+}
+
+fn next_message(stream: &mut EventStream) -> Value {
+    loop {
+        let event = stream.expect_event();
+        if event.data.as_deref().is_some_and(|d| !d.is_empty()) {
+            return event.json();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. No state for streams that were never opened
+
+#[test]
+fn a_last_event_id_naming_a_stream_never_opened_is_refused() {
+    let server = catalogue(&[]);
+    let session = Session::open(&server, None);
+    for forged in [
+        format!("{}-made-up:0", session.id),
+        format!("{}-get-x:0", session.id),
+        format!("{}-{}:0", session.id, "a".repeat(8 * 1024)),
+    ] {
+        let response = session.get().header("Last-Event-ID", &forged).send();
+        refused(response, 400);
+    }
+    // The session's own stream resumes as before.
+    let own = session
+        .get()
+        .header("Last-Event-ID", &format!("{}-get:0", session.id))
+        .send();
+    assert_eq!(own.status, 200, "{own:?}");
+}
+
+/// The resident memory of a process, from `/proc`.
+#[cfg(target_os = "linux")]
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    kb * 1024
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn forged_last_event_ids_do_not_grow_the_servers_memory() {
+    let server = catalogue(&[]);
+    let session = Session::open(&server, None);
+    let name = "n".repeat(60 * 1024);
+    // Warm up the allocator and the connection paths first.
+    for i in 0..50 {
+        let _ = session
+            .get()
+            .header("Last-Event-ID", &format!("{}-{name}{i}:0", session.id))
+            .send();
+    }
+    let before = resident_bytes(server.pid());
+    for i in 0..1_500 {
+        let response = session
+            .get()
+            .header("Last-Event-ID", &format!("{}-{name}{i}:0", session.id))
+            .send();
+        assert_eq!(response.status, 400, "{response:?}");
+    }
+    let grown = resident_bytes(server.pid()).saturating_sub(before);
+    // 1,500 streams of 60 KB names kept would be 90 MB.
+    assert!(grown < 16 << 20, "grew by {} MiB", grown >> 20);
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Connections: deadlines and limits
+
+#[test]
+fn a_client_trickling_its_head_is_disconnected_at_the_header_deadline() {
+    let server = catalogue(&[("HTTP_HEADER_TIMEOUT_MS", "300")]);
+    let mut tcp = connect(server.addr());
+    let started = Instant::now();
+    tcp.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+        .expect("write");
+    // A byte now and then, never the end of the head: a slowloris.
+    let mut closed = false;
+    while started.elapsed() < Duration::from_secs(10) {
+        if tcp.write_all(b"X").is_err() {
+            closed = true;
+            break;
+        }
+        tcp.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut byte = [0u8; 256];
+        match tcp.read(&mut byte) {
+            Ok(_) => {
+                closed = true;
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                closed = true;
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    assert!(
+        closed,
+        "the connection was still open after 10 s of trickling"
+    );
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_at_the_idle_deadline() {
+    let server = catalogue(&[("HTTP_IDLE_TIMEOUT_MS", "300")]);
+    let mut tcp = connect(server.addr());
+    let request = server
+        .request("GET", "/.well-known/oauth-protected-resource")
+        .to_bytes();
+    tcp.write_all(&request).expect("write");
+    let answered = read_until_closed(&mut tcp, Duration::from_secs(10));
+    assert_eq!(status_of(&answered), Some(200));
+}
+
+#[test]
+fn a_body_that_never_arrives_is_408_at_the_body_deadline() {
+    let server = catalogue(&[("HTTP_BODY_TIMEOUT_MS", "300")]);
+    let mut tcp = connect(server.addr());
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        server.addr()
+    );
+    tcp.write_all(head.as_bytes()).expect("write");
+    let answer = read_until_closed(&mut tcp, Duration::from_secs(10));
+    assert_eq!(
+        status_of(&answer),
+        Some(408),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
+#[test]
+fn connections_past_the_per_peer_limit_get_503_and_the_server_serves_again_after() {
+    let server = catalogue(&[("HTTP_MAX_CONNECTIONS_PER_PEER", "8")]);
+    let held: Vec<TcpStream> = (0..8).map(|_| connect(server.addr())).collect();
+    // Served in order of acceptance: once the ninth is refused, the eight are counted.
+    let mut ninth = connect(server.addr());
+    let answer = read_until_closed(&mut ninth, Duration::from_secs(10));
+    assert_eq!(
+        status_of(&answer),
+        Some(503),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    for tcp in &held {
+        let _ = tcp.shutdown(Shutdown::Both);
+    }
+    drop(held);
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let mut tcp = connect(server.addr());
+        tcp.write_all(
+            &server
+                .request("GET", "/.well-known/oauth-protected-resource")
+                .header("Connection", "close")
+                .to_bytes(),
+        )
+        .expect("write");
+        let answer = read_until_closed(&mut tcp, TIMEOUT);
+        if status_of(&answer) == Some(200) {
+            break;
+        }
+        // The server counts a connection out when it notices the close: soon, not at once.
+        assert!(
+            Instant::now() < deadline,
+            "still refused after the connections closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A script that starts the catalogue with at most `files` open file descriptors.
+fn with_file_limit(files: u32) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcp-security-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let script = dir.join(format!("catalogue-nofile-{files}"));
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nulimit -n {files} || exit 1\nexec '{}' \"$@\"\n",
+            catalogue_path().display()
+        ),
+    )
+    .expect("write the script");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    script
+}
+
+#[cfg(unix)]
+#[test]
+fn stalled_connections_cannot_exhaust_the_servers_file_descriptors() {
+    let script = with_file_limit(200);
+    let server = HttpServer::spawn(&script, &[("HTTP_HEADER_TIMEOUT_MS", "1000")]);
+    // More stalled connections than the process has descriptors.
+    let stalled: Vec<TcpStream> = (0..300).map(|_| connect(server.addr())).collect();
+    for tcp in &stalled {
+        let _ = tcp.set_nonblocking(true);
+        let _ = (&*tcp).write(b"GET /mcp HTTP/1.1\r\n");
+    }
+    // The server never runs out: it refuses past its limit, closes the stalls at their
+    // deadline, and then serves again.
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let mut tcp = connect(server.addr());
+        let _ = tcp.write_all(
+            &server
+                .request("GET", "/.well-known/oauth-protected-resource")
+                .header("Connection", "close")
+                .to_bytes(),
+        );
+        let answer = read_until_closed(&mut tcp, TIMEOUT);
+        if status_of(&answer) == Some(200) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not serve within {TIMEOUT:?} of 300 stalled connections"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(stalled);
+}
+
+#[test]
+fn a_quiet_stream_sends_keep_alive_comments() {
+    let server = catalogue(&[("HTTP_SSE_KEEP_ALIVE_MS", "100")]);
+    let session = Session::open(&server, None);
+    let response = session.get().send();
+    assert_eq!(response.status, 200, "{response:?}");
+    let mut stream = response.events();
+    let mut comments = 0;
+    while comments < 3 {
+        match stream.next_within(TIMEOUT) {
+            Next::Event(event) if event.data.is_none() && event.id.is_none() => comments += 1,
+            Next::Event(_) => {}
+            other => panic!("no keep-alive comment: {other:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Sessions: quotas, and bound to their opener
+
+const ADA: &str = "ada-token-0123456789";
+const EVE: &str = "eve-token-0123456789";
+
+fn two_callers(extra: &[(&str, &str)]) -> HttpServer {
+    let mut env = vec![(
+        "HTTP_AUTH_TOKENS",
+        "ada-token-0123456789:ada,eve-token-0123456789:eve",
+    )];
+    env.extend_from_slice(extra);
+    catalogue(&env)
+}
+
+#[test]
+fn a_session_id_with_another_callers_token_is_404() {
+    let server = two_callers(&[]);
+    let ada = Session::open(&server, Some(ADA));
+    assert_eq!(text(&ada.call(1, "whoami", json!({}))), "ada [mcp]");
+    let eve = ada.as_caller(Some(EVE));
+    refused(eve.post(&call(2, "whoami", json!({}))).send(), 404);
+    refused(eve.get().send(), 404);
+    refused(eve.headers(server.request("DELETE", "/mcp")).send(), 404);
+    // Still Ada's, with any of her tokens.
+    assert_eq!(text(&ada.call(3, "whoami", json!({}))), "ada [mcp]");
+}
+
+#[test]
+fn a_client_opening_sessions_by_the_hundred_cannot_push_out_anothers() {
+    let server = two_callers(&[
+        ("HTTP_MAX_SESSIONS", "50"),
+        ("HTTP_MAX_SESSIONS_PER_CLIENT", "10"),
+    ]);
+    let ada = Session::open(&server, Some(ADA));
+    for _ in 0..60 {
+        Session::open(&server, Some(EVE));
+    }
+    assert_eq!(text(&ada.call(1, "whoami", json!({}))), "ada [mcp]");
+}
+
+#[test]
+fn a_session_holding_its_stream_open_is_never_ended_to_make_room() {
+    let server = catalogue(&[("HTTP_MAX_SESSIONS", "5")]);
+    let busy = Session::open(&server, None);
+    let response = busy.get().send();
+    assert_eq!(response.status, 200, "{response:?}");
+    let _stream = response.events();
+    for _ in 0..20 {
+        Session::open(&server, None);
+    }
+    assert_eq!(text(&busy.call(1, "whoami", json!({}))), "anonymous");
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. Server-wide notifications coalesce per session
+
+#[test]
+fn an_idle_session_holds_one_list_changed_however_many_changes_there_were() {
+    let server = catalogue(&[]);
+    let idle = Session::open(&server, None);
+    let actor = Session::open(&server, None);
+    for round in 0..20 {
+        for (id, enabled) in [(1, false), (2, true)] {
+            let toggled = actor.call(
+                round * 10 + id,
+                "toggle_tool",
+                json!({"name": "fast", "enabled": enabled}),
+            );
+            assert!(text(&toggled).starts_with("changed"), "{toggled}");
+        }
+        // Past the coalescing window, so each round is a change of its own.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Everything the idle session's stream holds, from its start.
+    let response = idle
+        .get()
+        .header("Last-Event-ID", &format!("{}-get:0", idle.id))
+        .send();
+    assert_eq!(response.status, 200, "{response:?}");
+    let mut stream = response.events();
+    let mut changes = 0;
+    loop {
+        match stream.next_within(Duration::from_millis(500)) {
+            Next::Event(event) if event.data.as_deref().is_some_and(|d| !d.is_empty()) => {
+                assert_eq!(event.json()["method"], "notifications/tools/list_changed");
+                changes += 1;
+            }
+            Next::Event(_) => {}
+            Next::End | Next::TimedOut => break,
+        }
+    }
+    assert_eq!(changes, 1, "one pending notification, not one per change");
+    // Once it has fetched the list, the next change is news again.
+    json_of(
+        idle.post(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}))
+            .send(),
+    );
+    actor.call(99, "toggle_tool", json!({"name": "fast", "enabled": false}));
+    loop {
+        match stream.next_within(TIMEOUT) {
+            Next::Event(event) if event.data.as_deref().is_some_and(|d| !d.is_empty()) => {
+                assert_eq!(event.json()["method"], "notifications/tools/list_changed");
+                break;
+            }
+            Next::Event(_) => {}
+            other => panic!("no notification after the list was fetched: {other:?}"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 7. requestState keys
+
+#[test]
+fn a_short_request_state_key_stops_the_server_at_start_naming_the_problem() {
+    let output = std::process::Command::new(catalogue_path())
+        .env("MCP_STATE_KEY", "password")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the catalogue");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("requestState key has 8 bytes") && stderr.contains("at least 32"),
+        "{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. Time limits and shutdown that really stop
+
+#[test]
+fn a_handler_awaiting_only_the_runtime_is_stopped_at_its_limit_and_others_are_served() {
+    let mut server = StdioServer::spawn_with_env(catalogue_path(), &[("TOOL_TIMEOUT_MS", "500")]);
+    server.initialize(LATEST);
+    server.request(1, "tools/call", json!({"name": "chatter", "arguments": {}}));
+    server.request(2, "ping", json!({}));
+    // Without yielding, the handler would hold the one stdio thread: neither the ping nor
+    // the limit's timer would ever run.
+    let ping = server.response(2);
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    let stopped = server.response(1);
+    assert_eq!(stopped["result"]["isError"], true, "{stopped}");
+    assert!(
+        text(&stopped).contains("did not finish within 500 ms"),
+        "{stopped}"
+    );
+}
+
+#[test]
+fn sigterm_ends_calls_that_outlive_the_grace_period() {
+    let mut server = catalogue(&[("SHUTDOWN_GRACE_MS", "300")]);
+    let session = Session::open(&server, None);
+    // One call that stops when cancelled, one that ignores cancellation; each reports
+    // progress first, so its stream shows it is running.
+    let mut streams: Vec<EventStream> = [
+        json!({"name": "slow_progress", "arguments": {"steps": 2, "pause_ms": 60_000}}),
+        json!({"name": "stubborn", "arguments": {"ms": 60_000}}),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(id, mut params)| {
+        params["_meta"] = json!({"progressToken": id});
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        let response = session.post(&message).send();
+        assert_eq!(response.status, 200, "{response:?}");
+        let mut stream = response.events();
+        assert_eq!(
+            next_message(&mut stream)["method"],
+            "notifications/progress"
+        );
+        stream
+    })
+    .collect();
+    let started = Instant::now();
+    server.terminate();
+    let status = server.wait();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the process ran {:?} past SIGTERM with a 300 ms grace",
+        started.elapsed()
+    );
+    // The calls' streams end without an answer.
+    for stream in &mut streams {
+        let rest = stream.until_end();
+        assert!(
+            rest.iter()
+                .all(|e| !e.data.as_deref().unwrap_or("").contains("result")),
+            "{rest:?}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 10. Header parsing
+
+#[test]
+fn malformed_or_duplicate_host_and_origin_headers_are_refused() {
+    let server = catalogue(&[]);
+    let probe = |request: Request| request.json(&initialize()).send();
+    let base = || {
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+    };
+    refused(probe(base().header("Origin", "evil://localhost")), 403);
+    refused(probe(base().header("Origin", "null")), 403);
+    refused(probe(base().header("Host", "localhost:evil.com")), 400);
+    refused(probe(base().header("Host", "[::1].evil.com")), 400);
+    // Two Host lines, two Origin lines: the request is ambiguous (RFC 9112 §3.2).
+    let twice = |request: Request, name: &str, value: &str| {
+        let mut bytes = request.json(&initialize()).to_bytes();
+        let at = bytes
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("a request line")
+            + 2;
+        bytes.splice(at..at, format!("{name}: {value}\r\n").into_bytes());
+        let mut tcp = connect(server.addr());
+        tcp.write_all(&bytes).expect("write");
+        status_of(&read_until_closed(&mut tcp, TIMEOUT))
+    };
+    assert_eq!(twice(base(), "Host", "localhost"), Some(400));
+    let origin = || base().header("Origin", "http://localhost");
+    assert_eq!(twice(origin(), "Origin", "http://localhost"), Some(400));
+    // One of each is served.
+    assert_eq!(probe(origin()).status, 200);
+}
+
+#[test]
+fn the_challenge_and_metadata_never_carry_a_host_they_did_not_check() {
+    let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN), ("HTTP_ALLOWED_HOSTS", "*")]);
+    let response = post(&server, "/mcp", &initialize())
+        .header("Host", "evil\", error=\"x")
+        .send();
+    refused(response, 400);
+    let response = post(&server, "/mcp", &initialize()).send();
+    let challenge = response
+        .header("www-authenticate")
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        challenge,
+        format!(
+            "Bearer resource_metadata=\"{}\"",
+            server.url("/.well-known/oauth-protected-resource/mcp")
+        )
+    );
+    refused(response, 401);
+    // The metadata is served where the challenge says, and at the bare path.
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let metadata = json_of(server.request("GET", path).send());
+        assert_eq!(metadata["resource"], server.url("/mcp"), "{path}");
+    }
+}
+
+#[test]
+fn the_bearer_scheme_is_matched_in_any_case() {
+    let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN)]);
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let response = post(&server, "/mcp", &initialize())
+            .header("Authorization", &format!("{scheme} {TOKEN}"))
+            .send();
+        assert_eq!(response.status, 200, "{scheme}: {response:?}");
+    }
+}
+
+#[test]
+fn media_types_are_compared_as_media_types() {
+    let server = catalogue(&[]);
+    let with = |content_type: &str, accept: &str| {
+        server
+            .request("POST", "/mcp")
+            .header("Accept", accept)
+            .header("Content-Type", content_type)
+            .body(initialize().to_string())
+            .send()
+    };
+    let both = "application/json, text/event-stream";
+    assert_eq!(with("APPLICATION/JSON", both).status, 200);
+    assert_eq!(with("application/json; charset=UTF-8", both).status, 200);
+    assert_eq!(
+        with("application/json", "APPLICATION/JSON, TEXT/EVENT-STREAM").status,
+        200
+    );
+    refused(with("application/jsonx", both), 415);
+    refused(with("application/json; charset=utf-16", both), 415);
+    refused(
+        with(
+            "application/json",
+            "application/json;q=0, text/event-stream",
+        ),
+        406,
+    );
+    refused(with("application/json", "*/*, text/event-stream;q=0"), 406);
+}
+
+#[test]
+fn an_oversized_body_is_a_json_413_and_never_invited() {
+    let server = catalogue(&[("HTTP_MAX_BODY_BYTES", "1024")]);
+    let big = post(&server, "/mcp", &json!({"padding": "x".repeat(4096)})).send();
+    refused(big, 413);
+    // A declared 100 MiB body with `Expect: 100-continue`: refused at once, no 100.
+    let mut tcp = connect(server.addr());
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Expect: 100-continue\r\n\r\n",
+        server.addr(),
+        100u64 << 20
+    );
+    tcp.write_all(head.as_bytes()).expect("write");
+    let answer = read_until_closed(&mut tcp, TIMEOUT);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(!text.contains("100 Continue"), "{text}");
+    assert_eq!(status_of(&answer), Some(413), "{text}");
+    assert!(text.contains("\"error\""), "a JSON-RPC error body: {text}");
+}
+
+// ---------------------------------------------------------------------------------------
+// 11. The message log
+
+#[cfg(unix)]
+#[test]
+fn the_message_log_is_private_and_redacts_the_values_it_is_told_to() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = std::env::temp_dir().join(format!("mcp-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let log = dir.join("trace.log");
+    let _ = std::fs::remove_file(&log);
+    let mut server = StdioServer::spawn_with_env(
+        catalogue_path(),
+        &[
+            ("MCP_TRACE", log.to_str().expect("a UTF-8 path")),
+            ("MCP_TRACE_REDACT", "password"),
+        ],
+    );
+    server.initialize(LATEST);
+    server.request(
+        1,
+        "tools/call",
+        json!({"name": "login", "arguments": {"user": "ada", "password": "hunter2-secret"}}),
+    );
+    let answer = server.response(1);
+    assert!(text(&answer).starts_with("welcome ada"), "{answer}");
+    drop(server);
+    let mode = std::fs::metadata(&log)
+        .expect("the log")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    let written = std::fs::read_to_string(&log).expect("read the log");
+    assert!(written.contains("\"user\":\"ada\""), "{written}");
+    assert!(!written.contains("hunter2-secret"), "{written}");
+    assert!(written.contains("[redacted]"), "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
