@@ -71,12 +71,13 @@ fn beneath(path: &Path) -> &Path {
 }
 
 /// Opening a FIFO or a device blocks until a peer shows up; non-blocking, the open returns
-/// at once and the file's kind is checked on the handle.
+/// at once and the file's kind is checked on the handle. Nor may a terminal in a root become
+/// the server's controlling terminal by being opened.
 fn nonblocking(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use cap_std::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
     }
     options
 }
