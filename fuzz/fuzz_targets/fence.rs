@@ -1,16 +1,19 @@
-//! The roots fence (`Roots::resolve`): arbitrary roots and paths, against a real directory
-//! tree with symbolic links that stay inside a root, lead out of it, dangle, loop, or lead
-//! into another root, a root reached through a link, and a sibling whose name extends a
-//! root's (`root_a_evil` beside `root_a`).
+//! The roots fence (`Roots::resolve` and `Roots::locate`): arbitrary roots and paths, against
+//! a real directory tree with symbolic links that stay inside a root, lead out of it, dangle,
+//! loop, or lead into another root, a root reached through a link, and a sibling whose name
+//! extends a root's (`root_a_evil` beside `root_a`).
 //!
 //! Checked: nothing panics; a resolved path is absolute, has no `.` or `..` component, lies
 //! (by `Path::starts_with`, component by component) inside the root it names, which is the
 //! path on disk of one of the roots given; and with every symbolic link of its existing part
 //! resolved again, here, it still lies inside that root. Nothing outside is ever returned.
+//! Through the handles: whatever `locate(path).open_read()` opens is the very file (device and
+//! inode) that the path names beneath the root once its links are resolved here, and that
+//! lies inside the root; nothing outside is ever opened.
 
 #![no_main]
 
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -139,6 +142,7 @@ fuzz_target!(|input: Input<'_>| {
             })
             .collect(),
     );
+    check_handles(&roots, &path, &uris, fixture);
     let Ok(resolved) = roots.resolve(&path) else {
         return;
     };
@@ -173,6 +177,45 @@ fuzz_target!(|input: Input<'_>| {
         context()
     );
 });
+
+/// What the handles open lies inside the root, and is the file the path names there.
+fn check_handles(roots: &Roots, path: &str, uris: &[String], fixture: &Fixture) {
+    let Ok(file) = roots.locate(path) else {
+        return;
+    };
+    let Ok(opened) = file.open_read() else {
+        return;
+    };
+    let root = file.root();
+    let context = || {
+        format!(
+            "{path:?} in {uris:?} opened {:?} under {root:?} (fixture {:?})",
+            file.relative(),
+            fixture.base
+        )
+    };
+    let allowed: Vec<PathBuf> = uris.iter().filter_map(|u| root_on_disk(u)).collect();
+    assert!(
+        allowed.iter().any(|r| r == root),
+        "{root:?} is none of the roots given, {allowed:?}: {}",
+        context()
+    );
+    let real = resolve_links(&root.join(file.relative()))
+        .unwrap_or_else(|e| panic!("cannot resolve what was opened ({e}): {}", context()));
+    assert!(
+        real.starts_with(root),
+        "opened {real:?}, outside: {}",
+        context()
+    );
+    let opened = opened.metadata().expect("the opened file has metadata");
+    let named = std::fs::metadata(&real).expect("the named file has metadata");
+    assert_eq!(
+        (opened.dev(), opened.ino()),
+        (named.dev(), named.ino()),
+        "opened another file than {real:?}: {}",
+        context()
+    );
+}
 
 /// Where a `file://` root is on disk: decoded strictly (`%` and two hex digits), made
 /// absolute and normalised, links resolved when it exists.

@@ -497,8 +497,15 @@ fn error_with_meta(e: &dyn std::any::Any) -> Option<ToolError> {
     if let Some(tool_error) = e.downcast_ref::<ToolError>() {
         return Some(tool_error.clone());
     }
-    e.downcast_ref::<crate::fence::PathRefused>()
-        .map(|refused| ToolError::new(refused.to_string()).with_meta(refused.meta()))
+    if let Some(refused) = e.downcast_ref::<crate::fence::PathRefused>() {
+        return Some(ToolError::new(refused.to_string()).with_meta(refused.meta()));
+    }
+    let fence = e.downcast_ref::<crate::fence::FenceError>()?;
+    let error = ToolError::new(fence.to_string());
+    Some(match fence.meta() {
+        Some(meta) => error.with_meta(meta),
+        None => error,
+    })
 }
 
 /// Conversion of a tool function's return value into a [`CallToolResult`].

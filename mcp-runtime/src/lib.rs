@@ -63,7 +63,10 @@ pub use context::{
     SamplingMessage, SamplingTool,
 };
 pub use error::{Error, Result};
-pub use fence::{ERROR_META_KEY, PathRefused, RootedPath};
+pub use fence::{
+    ERROR_META_KEY, FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo,
+    FileKind, PathRefused, RootedPath,
+};
 pub use mcp_macros::{main, prompt, resource, test, tool};
 pub use prompt::{GetPromptResult, IntoPromptResult, PromptArguments, PromptMessage};
 pub use protocol::{Implementation, LogLevel, ProtocolVersion, ToolAnnotations};
@@ -145,10 +148,10 @@ mod book {
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Audio, Blob, CallToolResult, Content, Context, Elicitation, EmbeddedResource,
-        GetPromptResult, Image, IntoToolResult, Json, LogLevel, PromptMessage, Resource,
-        ResourceContents, ResourceLink, Role, RootedPath, Server, ToolError, prompt, resource,
-        tool,
+        Audio, Blob, CallToolResult, Content, Context, Elicitation, EmbeddedResource, FenceError,
+        FencedDir, FencedPath, GetPromptResult, Image, IntoToolResult, Json, LogLevel,
+        PromptMessage, Resource, ResourceContents, ResourceLink, Role, RootedPath, Server,
+        ToolError, prompt, resource, tool,
     };
 }
 

@@ -1,18 +1,19 @@
-//! Workspace file tools, fenced by the client's roots: every path the model sends is resolved
-//! inside a root the client exposes, or refused with a tool error naming the roots.
+//! Workspace file tools, fenced by the client's roots: every path the model sends is placed
+//! inside a root the client exposes, or refused with a tool error naming the roots; and every
+//! file is then touched through a handle opened beneath that root, never by a path again.
 //!
 //! - `read_file` (text, or base64 for binary), `list_directory` (optionally recursive) and
 //!   `search_files` only read;
 //! - `write_file` and `delete_file` change the disk, and `delete_file` asks the user to
-//!   confirm through elicitation first;
+//!   confirm through elicitation first — then deletes the very file it asked about;
 //! - `summarise_file` asks the client's model for a summary through sampling.
 //!
 //! Run it with `cargo run -p files`; the client must offer roots.
 
-use std::path::Path;
+use std::io::{Read, Write};
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::{schemars, serde};
+use mcp_runtime::{FileKind, schemars, serde};
 
 /// The largest file `read_file` and `summarise_file` read.
 const MAX_READ_BYTES: u64 = 1024 * 1024;
@@ -20,18 +21,25 @@ const MAX_READ_BYTES: u64 = 1024 * 1024;
 /// The most entries a listing or a search returns.
 const MAX_ENTRIES: usize = 500;
 
-async fn resolve(ctx: &Context, path: &str) -> Result<RootedPath, ToolError> {
-    Ok(ctx.roots().await?.resolve(path)?)
+/// The client's roots, and the path placed inside one of them with that root held open.
+async fn locate(ctx: &Context, path: &str) -> Result<FencedPath, ToolError> {
+    Ok(ctx.roots().await?.locate(path)?)
 }
 
-fn read_limited(path: &Path) -> Result<Vec<u8>, ToolError> {
-    let size = std::fs::metadata(path)?.len();
+/// Reads a file through the handle the fence opened, refusing one over the limit: the size
+/// is the opened file's, so the file measured is the file read.
+fn read_limited(file: &FencedPath) -> Result<Vec<u8>, ToolError> {
+    let opened = file.open_read()?;
+    let size = opened.metadata()?.len();
     if size > MAX_READ_BYTES {
         return Err(ToolError::new(format!(
             "the file has {size} bytes; at most {MAX_READ_BYTES} are read"
         )));
     }
-    Ok(std::fs::read(path)?)
+    let mut bytes = Vec::new();
+    // A file that grows meanwhile is cut at the limit rather than read without end.
+    opened.take(MAX_READ_BYTES).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Read a file inside the workspace: text as it is, anything else base64-encoded.
@@ -41,12 +49,12 @@ async fn read_file(
     /// The file, relative to the workspace root or absolute inside it.
     path: String,
 ) -> Result<Content, ToolError> {
-    let file = resolve(&ctx, &path).await?;
+    let file = locate(&ctx, &path).await?;
     let bytes = read_limited(&file)?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => Content::text(text),
         Err(binary) => EmbeddedResource::blob(
-            format!("file://{}", file.display()),
+            format!("file://{}", file.root().join(file.relative()).display()),
             "application/octet-stream",
             binary.into_bytes(),
         )
@@ -65,18 +73,14 @@ async fn write_file(
     /// Whether to create missing parent directories.
     create_dirs: Option<bool>,
 ) -> Result<String, ToolError> {
-    let file = resolve(&ctx, &path).await?;
-    if create_dirs.unwrap_or(false)
-        && let Some(parent) = file.parent()
-    {
-        std::fs::create_dir_all(parent)?;
+    let file = locate(&ctx, &path).await?;
+    if create_dirs.unwrap_or(false) {
+        file.create_parent_dirs()?;
     }
-    std::fs::write(&file, &content)?;
-    Ok(format!(
-        "wrote {} bytes to {}",
-        content.len(),
-        file.relative().display()
-    ))
+    // Refuses a file with other hard links before emptying it: another name, perhaps outside
+    // the roots, would see the new contents.
+    file.create()?.write_all(content.as_bytes())?;
+    Ok(format!("wrote {} bytes to {file}", content.len()))
 }
 
 /// One entry of a directory.
@@ -102,40 +106,34 @@ struct Listing {
     truncated: bool,
 }
 
-/// Walks a directory without following symbolic links, so a walk never leaves the root.
+/// Walks a directory through handles: each folder is opened beneath the one it was listed in,
+/// and only if it is still the folder listed, so a walk never follows a symbolic link, and a
+/// folder swapped for one mid-walk is skipped rather than entered.
 fn walk(
-    dir: &RootedPath,
+    dir: FencedDir,
     recursive: bool,
     keep: &mut dyn FnMut(Entry) -> bool,
 ) -> Result<(), ToolError> {
-    let mut pending = vec![dir.as_path().to_path_buf()];
+    let mut pending = vec![dir];
     while let Some(current) = pending.pop() {
-        let mut children: Vec<_> = std::fs::read_dir(&current)?
-            .filter_map(Result::ok)
-            .collect();
-        children.sort_by_key(std::fs::DirEntry::file_name);
+        let mut children: Vec<_> = current.entries()?.filter_map(Result::ok).collect();
+        children.sort_by(|a, b| a.name().cmp(b.name()));
         for child in children {
-            let meta = child.path().symlink_metadata()?;
-            let kind = if meta.file_type().is_symlink() {
-                "symlink"
-            } else if meta.is_dir() {
-                "directory"
-            } else {
-                "file"
+            let kind = match child.info().kind() {
+                FileKind::Symlink => "symlink",
+                FileKind::Directory => "directory",
+                _ => "file",
             };
-            let relative = child
-                .path()
-                .strip_prefix(dir.root())
-                .unwrap_or(&child.path())
-                .display()
-                .to_string();
-            if kind == "directory" && recursive {
-                pending.push(child.path());
+            if kind == "directory"
+                && recursive
+                && let Ok(subdir) = child.open_dir()
+            {
+                pending.push(subdir);
             }
             let entry = Entry {
-                path: relative,
+                path: child.relative().display().to_string(),
                 kind,
-                size: (kind == "file").then_some(meta.len()),
+                size: (kind == "file").then_some(child.info().size()),
             };
             if !keep(entry) {
                 return Ok(());
@@ -154,12 +152,14 @@ async fn list_directory(
     /// Whether to list subdirectories too.
     recursive: Option<bool>,
 ) -> Result<Json<Listing>, ToolError> {
-    let dir = resolve(&ctx, path.as_deref().unwrap_or(".")).await?;
+    let dir = locate(&ctx, path.as_deref().unwrap_or("."))
+        .await?
+        .open_dir()?;
     let mut listing = Listing {
         entries: Vec::new(),
         truncated: false,
     };
-    walk(&dir, recursive.unwrap_or(false), &mut |entry| {
+    walk(dir, recursive.unwrap_or(false), &mut |entry| {
         if listing.entries.len() == MAX_ENTRIES {
             listing.truncated = true;
             return false;
@@ -179,13 +179,15 @@ async fn search_files(
     /// Where to search; the workspace root when left out.
     path: Option<String>,
 ) -> Result<Json<Listing>, ToolError> {
-    let dir = resolve(&ctx, path.as_deref().unwrap_or(".")).await?;
+    let dir = locate(&ctx, path.as_deref().unwrap_or("."))
+        .await?
+        .open_dir()?;
     let needle = pattern.to_lowercase();
     let mut listing = Listing {
         entries: Vec::new(),
         truncated: false,
     };
-    walk(&dir, true, &mut |entry| {
+    walk(dir, true, &mut |entry| {
         let name = entry
             .path
             .rsplit('/')
@@ -213,7 +215,7 @@ async fn summarise_file(
     /// Roughly how many words the summary may have (100 unless given).
     max_words: Option<u32>,
 ) -> Result<String, ToolError> {
-    let file = resolve(&ctx, &path).await?;
+    let file = locate(&ctx, &path).await?;
     let text = String::from_utf8(read_limited(&file)?)
         .map_err(|_| ToolError::new("the file is not text, so it cannot be summarised"))?;
     let words = max_words.unwrap_or(100);
@@ -221,8 +223,7 @@ async fn summarise_file(
         .await;
     let reply = ctx
         .sample(format!(
-            "Summarise this file ({}) in at most {words} words:\n\n{text}",
-            file.relative().display()
+            "Summarise this file ({file}) in at most {words} words:\n\n{text}"
         ))
         .system_prompt("You summarise files for a developer: precise and brief.")
         .max_tokens(words.saturating_mul(2).max(50))
@@ -246,18 +247,23 @@ async fn delete_file(
     /// The file to delete.
     path: String,
 ) -> Result<String, ToolError> {
-    let file = resolve(&ctx, &path).await?;
-    if !file.is_file() {
-        return Err(ToolError::new(format!(
-            "{} is not a file",
-            file.relative().display()
-        )));
-    }
-    let question = format!("Delete {} for good?", file.relative().display());
+    let file = locate(&ctx, &path).await?;
+    // Held across the question: the folder asked about and the file's identity in it. A
+    // folder swapped for a link meanwhile does not redirect the delete (the handle is the old
+    // folder), and a file put in the old one's place is not deleted instead.
+    let (folder, name) = file.open_parent()?;
+    // Refused before asking (a folder, a file with other hard links): the user is never asked
+    // about a delete that would not happen.
+    let identity = folder.removable(&name)?.identity();
+    // In the stateless era the handler runs again once the answer comes, and holds nothing
+    // across: keyed by the file's identity, the answer given about one file does not answer
+    // the question about another that took its name in between — that one is asked anew.
+    ctx.name_inputs([format!("confirm-delete-{identity}")]);
+    let question = format!("Delete {file} for good?");
     match ctx.elicit::<Confirmation>(question).await? {
         Elicitation::Accept(Confirmation { confirm: true }) => {
-            std::fs::remove_file(&file)?;
-            Ok(format!("deleted {}", file.relative().display()))
+            folder.remove_file_if_same(&name, identity)?;
+            Ok(format!("deleted {file}"))
         }
         Elicitation::Accept(_) | Elicitation::Decline => {
             Ok("kept the file: the user said no".into())

@@ -1,19 +1,61 @@
-//! The roots fence: resolving a path a client sent to a path inside the client's roots, or
-//! refusing it. Every rule here answers one way of escaping a directory.
+//! The roots fence: a path a client sent, placed inside one of the client's roots or refused.
+//!
+//! Two layers, each answering its own way of escaping a directory:
+//!
+//! - the *text* of the path ([`locate`], [`resolve`]): `..` segments, absolute paths
+//!   elsewhere, Windows separators, drive letters and device names, percent-encoded dots and
+//!   separators, control characters. This decides which root a path belongs to and what is
+//!   left of it beneath that root;
+//! - the *file system* ([`handles`]): the root is opened once, and everything beneath it is
+//!   opened through that handle by `cap-std`, which resolves each name beneath the handle —
+//!   on Linux in one `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` call, elsewhere (or
+//!   where a sandbox forbids `openat2`) one component at a time with `O_NOFOLLOW` — and
+//!   refuses a symbolic link that leads out *at the moment of the open*. So the file a tool
+//!   touches is the file the fence checked: there is no path to swap between a check and a
+//!   use.
+//!
+//! `cap-std` rather than `openat2` by hand: it is the Bytecode Alliance's capability library
+//! (Wasmtime's file sandbox), it has the fallback for kernels and sandboxes without
+//! `openat2` (older Linux, seccomp filters that answer `ENOSYS` or `EPERM`), and it covers
+//! the other systems too, none of which we would otherwise write or test.
+//!
+//! [`resolve`] survives for callers that only need a name (to show, or to compare); a name
+//! checked and used later is exactly the race the handles close.
+
+mod handles;
 
 use std::fmt;
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use crate::context::Root;
 use crate::uri_template::percent_decode;
 
+pub use handles::{
+    FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind,
+};
+
 /// The `_meta` key under which refusals carry their machine-readable form.
 pub const ERROR_META_KEY: &str = "mcp-runtime/error";
 
-/// A path inside one of the client's roots.
+/// The *name* of a path inside one of the client's roots, as it was when
+/// [`Roots::resolve`](crate::Roots::resolve) looked.
+///
+/// Only a name: opening it later walks the path again, and whoever can write inside the root
+/// can swap a folder on it for a symbolic link that leads out between the check and the use.
+/// To touch files, use the handles of [`Roots::locate`](crate::Roots::locate) instead.
+///
+/// ```
+/// use mcp_runtime::{Root, Roots};
+///
+/// let dir = std::env::temp_dir().canonicalize().unwrap();
+/// let roots = Roots::new(vec![Root { uri: format!("file://{}", dir.display()), name: None }]);
+/// let name = roots.resolve("notes/today.txt").unwrap();
+/// assert_eq!(name.relative(), std::path::Path::new("notes/today.txt"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RootedPath {
     path: PathBuf,
@@ -53,6 +95,16 @@ impl AsRef<Path> for RootedPath {
 
 /// A path refused by the roots fence. As a tool error it names the allowed roots and carries
 /// `_meta` `{"mcp-runtime/error": {"code": "path_outside_roots", …}}`.
+///
+/// ```
+/// use mcp_runtime::{PathRefused, Root, Roots, ToolError};
+///
+/// let roots = Roots::new(vec![Root { uri: "file:///srv/notes".into(), name: None }]);
+/// let refused: PathRefused = roots.resolve("../etc/passwd").unwrap_err();
+/// assert_eq!(refused.roots, ["/srv/notes"]);
+/// let result = ToolError::from(refused).into_result();
+/// assert_eq!(result.meta.unwrap()["mcp-runtime/error"]["code"], "path_outside_roots");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathRefused {
     /// The path as the client sent it.
@@ -97,7 +149,21 @@ const DEVICE_NAMES: &[&str] = &[
     "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
 ];
 
-pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRefused> {
+/// Where the text of a path places it: a root (as written and as on disk), and what is left
+/// of the path beneath that root. Nothing on disk is looked at but the roots themselves.
+pub(crate) struct Placement {
+    /// The root as it is on disk (links in its own path resolved).
+    pub root: PathBuf,
+    /// The path beneath the root: relative, normalised, without `..`.
+    pub relative: PathBuf,
+    /// Every allowed root as written, for refusals.
+    pub roots: Arc<[String]>,
+}
+
+/// Places a path the client sent beneath one of the roots by its text alone, refusing the
+/// shapes that escape a directory. Nothing beneath the root is looked at: that is the
+/// handles' work, at the moment they open.
+pub(crate) fn locate(roots: &[Root], input: &str) -> Result<Placement, PathRefused> {
     // Each root as written (normalised) and as it is on disk.
     let local_roots: Vec<(PathBuf, PathBuf)> = roots
         .iter()
@@ -107,13 +173,14 @@ pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRef
             (lexical, real)
         })
         .collect();
+    let allowed: Arc<[String]> = local_roots
+        .iter()
+        .map(|(r, _)| r.display().to_string())
+        .collect();
     let refuse = |reason: &str| PathRefused {
         path: input.to_owned(),
         reason: reason.to_owned(),
-        roots: local_roots
-            .iter()
-            .map(|(r, _)| r.display().to_string())
-            .collect(),
+        roots: allowed.to_vec(),
     };
     if local_roots.is_empty() {
         return Err(refuse("there is no file root to resolve it in"));
@@ -139,19 +206,44 @@ pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRef
         local_roots[0].1.join(&text)
     };
     let candidate = normalise(&candidate);
-    let (_, real_root) = local_roots
+    let (root, relative) = local_roots
         .iter()
-        .find(|(lexical, real)| candidate.starts_with(lexical) || candidate.starts_with(real))
+        .find_map(|(lexical, real)| {
+            let relative = candidate
+                .strip_prefix(lexical)
+                .or_else(|_| candidate.strip_prefix(real))
+                .ok()?;
+            Some((real.clone(), relative.to_path_buf()))
+        })
         .ok_or_else(|| refuse("it lies outside the roots"))?;
+    Ok(Placement {
+        root,
+        relative,
+        roots: allowed,
+    })
+}
+
+pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRefused> {
+    let Placement {
+        root,
+        relative,
+        roots,
+    } = locate(roots, input)?;
+    let refuse = |reason: &str| PathRefused {
+        path: input.to_owned(),
+        reason: reason.to_owned(),
+        roots: roots.to_vec(),
+    };
     // Symbolic links: the existing part of the path is resolved on disk and must still lie
-    // inside the root as it is on disk.
-    let resolved = resolve_existing(&candidate).map_err(|_| refuse("it cannot be read"))?;
-    if !resolved.starts_with(real_root) {
+    // inside the root as it is on disk — as it is now, which is why this is only a name.
+    let resolved =
+        resolve_existing(&root.join(&relative)).map_err(|_| refuse("it cannot be read"))?;
+    if !resolved.starts_with(&root) {
         return Err(refuse("a symbolic link in it leads outside the roots"));
     }
     Ok(RootedPath {
         path: resolved,
-        root: real_root.clone(),
+        root,
     })
 }
 
