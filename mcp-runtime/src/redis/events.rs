@@ -203,6 +203,34 @@ impl EventStore for RedisEventStore {
         })
     }
 
+    fn open<'a>(&'a self, stream: &'a str) -> EventFuture<'a, ()> {
+        Box::pin(async move {
+            // The counter at 0 makes the stream known, to every replica, before its first
+            // event; appends count on from it.
+            let set = redis::cmd("SET")
+                .arg(self.key(stream, ":n"))
+                .arg(0)
+                .arg("NX")
+                .arg("EX")
+                .arg(RETENTION.as_secs())
+                .clone();
+            let opened: redis::RedisResult<()> =
+                retried!(self.connection, |c| set.query_async(&mut c));
+            if let Err(e) = opened {
+                tracing::warn!(%e, stream, "cannot open an SSE stream: Redis is unreachable");
+            }
+        })
+    }
+
+    fn contains<'a>(&'a self, stream: &'a str) -> EventFuture<'a, bool> {
+        Box::pin(async move {
+            let exists = redis::cmd("EXISTS").arg(self.key(stream, ":n")).clone();
+            let found: redis::RedisResult<u64> =
+                retried!(self.connection, |c| exists.query_async(&mut c));
+            found.is_ok_and(|n| n > 0)
+        })
+    }
+
     fn last<'a>(&'a self, stream: &'a str) -> EventFuture<'a, u64> {
         Box::pin(async move {
             let get = redis::cmd("GET").arg(self.key(stream, ":n")).clone();
