@@ -710,3 +710,29 @@ fn while_redis_is_down_requests_that_need_it_fail_clearly_and_service_recovers()
         assert!(Instant::now() < deadline, "the bus did not recover");
     }
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn stopping_nginx_ends_its_workers_with_it() {
+    use mcp_tests::group::{children_of, is_alive};
+    let cluster = replicas(1);
+    let nginx = Nginx::start(&cluster.addrs());
+    let master = nginx.pid();
+    // The master starts its worker once it listens; wait for it rather than guess.
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    let workers = loop {
+        let workers = children_of(master);
+        if !workers.is_empty() {
+            break workers;
+        }
+        assert!(Instant::now() < deadline, "nginx started no worker");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(nginx);
+    assert!(!is_alive(master), "the master is gone");
+    let left: Vec<u32> = workers.into_iter().filter(|&w| is_alive(w)).collect();
+    assert!(
+        left.is_empty(),
+        "nginx workers outlived their master: {left:?}"
+    );
+}

@@ -3,6 +3,8 @@
 //! revision as validators.
 
 pub mod cluster;
+#[cfg(unix)]
+pub mod group;
 pub mod http;
 pub mod peer;
 
@@ -305,5 +307,49 @@ impl StdioServer {
         self.send(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
         );
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod leftovers {
+    use std::process::Command;
+
+    use super::group::is_alive;
+    use super::workspace_root;
+
+    /// Runs `script` with bash through `tests/support/leftovers`: its exit code, what it
+    /// printed, and what the checker said.
+    fn run_checked(script: &str) -> (Option<i32>, String, String) {
+        let output = Command::new(workspace_root().join("tests/support/leftovers"))
+            .args(["bash", "-c", script])
+            .env("LEFTOVERS_GRACE_SECONDS", "1")
+            .output()
+            .expect("run tests/support/leftovers");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn a_process_left_running_by_the_suite_fails_the_run_and_is_ended() {
+        let (code, stdout, stderr) = run_checked("sleep 3600 & echo $!; (sleep 3601 &); exit 0");
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains("sleep 3600"), "{stderr}");
+        assert!(
+            stderr.contains("sleep 3601"),
+            "an orphan of an orphan: {stderr}"
+        );
+        let pid: u32 = stdout.trim().parse().expect("the pid of the sleep");
+        assert!(!is_alive(pid), "the leftover was ended");
+    }
+
+    #[test]
+    fn a_run_that_leaves_nothing_keeps_its_exit_status() {
+        assert_eq!(run_checked("sleep 0.1 & wait; exit 0").0, Some(0));
+        let (code, _, stderr) = run_checked("exit 3");
+        assert_eq!(code, Some(3));
+        assert!(!stderr.contains("outlived"), "{stderr}");
     }
 }
