@@ -509,3 +509,22 @@ fn a_session_serving_a_request_is_not_evicted_to_make_room() {
     }
     assert_eq!(call_in(&http, &busy, 2), 404, "the idle session went");
 }
+
+#[test]
+fn stray_prints_on_standard_output_land_on_standard_error_and_never_between_frames() {
+    let mut server =
+        StdioServer::spawn_reading_stderr(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    server.initialize("2025-11-25");
+    let response = call(&mut server, 1, "print_stray", json!({"text": "stray text"}));
+    assert_eq!(text(&response), "printed", "{response}");
+    // Every line the client reads is a frame: `recv` fails on any other.
+    still_serves(&mut server, 2);
+    server.close_stdin();
+    let after = server.remaining_messages();
+    assert!(after.is_empty(), "nothing more came: {after:?}");
+    assert!(server.wait().success());
+    // What was printed is in the server's log.
+    server.wait_for_stderr("stray text (println)");
+    server.wait_for_stderr("stray text (print, no newline)");
+    server.wait_for_stderr("stray text (child process)");
+}

@@ -811,3 +811,27 @@ async fn ticks(ctx: Context, count: u32, every_ms: u64) -> String {
     }
     format!("ticked {count} times")
 }
+
+// ---------------------------------------------------------------------------------------
+// Stray output: what a stdio server's standard output must never carry
+
+/// Prints `text` to standard output three ways: a line with `println!`, a partial line with
+/// `print!`, and a line from a child process that inherits standard output. Over stdio all of
+/// it must land on standard error, never between the protocol's frames.
+#[tool]
+fn print_stray(text: String) -> Result<&'static str, ToolError> {
+    use std::io::Write as _;
+    println!("{text} (println)");
+    print!("{text} (print, no newline)");
+    std::io::stdout()
+        .flush()
+        .map_err(|e| ToolError::new(format!("flush: {e}")))?;
+    let child = std::process::Command::new("sh")
+        .args(["-c", "echo \"$0 (child process)\"", &text])
+        .status()
+        .map_err(|e| ToolError::new(format!("cannot run sh: {e}")))?;
+    if !child.success() {
+        return Err(ToolError::new(format!("sh failed: {child}")));
+    }
+    Ok("printed")
+}

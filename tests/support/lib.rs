@@ -26,6 +26,10 @@ pub struct StdioServer {
     lines: mpsc::Receiver<String>,
     /// Messages read while waiting for something else, in arrival order.
     backlog: Vec<Value>,
+    /// The server's standard error, line by line, when the test reads it.
+    stderr: Option<mpsc::Receiver<String>>,
+    /// Lines of standard error read so far.
+    stderr_seen: Vec<String>,
 }
 
 impl StdioServer {
@@ -36,13 +40,40 @@ impl StdioServer {
 
     /// Starts a server binary with extra environment variables.
     pub fn spawn_with_env(program: &Path, env: &[(&str, &str)]) -> StdioServer {
+        StdioServer::start(program, env, false)
+    }
+
+    /// Starts a server binary whose standard error the test reads
+    /// ([`StdioServer::wait_for_stderr`]); it is shown on the test's too.
+    pub fn spawn_reading_stderr(program: &Path, env: &[(&str, &str)]) -> StdioServer {
+        StdioServer::start(program, env, true)
+    }
+
+    fn start(program: &Path, env: &[(&str, &str)], read_stderr: bool) -> StdioServer {
         let mut child = Command::new(program)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if read_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let stderr = child.stderr.take().map(|stderr| {
+            let (tx, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    eprintln!("[server] {line}");
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            lines
+        });
         let stdout = child.stdout.take().expect("piped stdout");
         let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
@@ -59,6 +90,53 @@ impl StdioServer {
             stdin,
             lines,
             backlog: Vec::new(),
+            stderr,
+            stderr_seen: Vec::new(),
+        }
+    }
+
+    /// Waits for a line of standard error containing `text` (started with
+    /// [`StdioServer::spawn_reading_stderr`]), and returns it.
+    pub fn wait_for_stderr(&mut self, text: &str) -> String {
+        if let Some(line) = self.stderr_seen.iter().find(|l| l.contains(text)) {
+            return line.clone();
+        }
+        let stderr = self
+            .stderr
+            .as_ref()
+            .expect("a server started with spawn_reading_stderr");
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = stderr.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "the server wrote no `{text}` to standard error; it wrote:\n{}",
+                    self.stderr_seen.join("\n")
+                )
+            });
+            self.stderr_seen.push(line.clone());
+            if line.contains(text) {
+                return line;
+            }
+        }
+    }
+
+    /// Every line the server wrote to standard output from now until it closed it, each of
+    /// which must be a message (call after [`StdioServer::close_stdin`]).
+    pub fn remaining_messages(&mut self) -> Vec<Value> {
+        let mut messages = self.take_backlog();
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => messages.push(serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the server wrote a line that is not JSON ({e}): {line:?}")
+                })),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return messages,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("the server did not close its standard output")
+                }
+            }
         }
     }
 
