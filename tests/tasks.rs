@@ -33,7 +33,7 @@ fn transports() -> [Transport; 2] {
 
 /// Polls `tasks/get` until the task's status is one of `statuses`.
 fn poll_until(peer: &mut Peer, task_id: &str, statuses: &[&str]) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
     loop {
         let reply = peer.call("tasks/get", json!({"taskId": task_id}));
         let task = reply.result().clone();
@@ -237,7 +237,7 @@ fn a_task_listener_hears_every_change_of_its_task() {
     // Every notification that arrives while the test polls or calls is kept.
     let mut heard: Vec<Value> = Vec::new();
     fn poll(peer: &mut Peer, heard: &mut Vec<Value>, id: &str, status: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + mcp_tests::TIMEOUT;
         loop {
             let reply = peer.call("tasks/get", json!({"taskId": id}));
             heard.extend(reply.notifications.iter().cloned());

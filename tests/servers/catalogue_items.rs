@@ -835,3 +835,35 @@ fn print_stray(text: String) -> Result<&'static str, ToolError> {
     }
     Ok("printed")
 }
+
+// ---------------------------------------------------------------------------------------
+// Waiting for a call to be running, rather than guessing how long it takes to start
+
+/// How many calls of `hold_watched` have started so far.
+static WATCHED_HOLDS_STARTED: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// `hold`, counting its starts: a test can wait until the call runs before it provokes
+/// anything (a hang-up, a full session table).
+#[tool]
+async fn hold_watched(ctx: Context) -> &'static str {
+    WATCHED_HOLDS_STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    hold(ctx).await
+}
+
+/// How many `hold_watched` calls have started so far.
+#[tool]
+fn holds_started() -> String {
+    WATCHED_HOLDS_STARTED
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .to_string()
+}
+
+/// Reports progress once, then holds until the call is cancelled: a client sees the report
+/// only if nothing between it and the server buffers the stream.
+#[tool]
+async fn progress_then_hold(ctx: Context) -> &'static str {
+    ctx.progress(1.0, None, "started").await;
+    ctx.cancelled().await;
+    "cancelled"
+}

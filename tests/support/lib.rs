@@ -11,7 +11,7 @@ pub mod peer;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -24,6 +24,8 @@ pub struct StdioServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
+    /// While true, nothing more is read from the server's standard output.
+    reading_paused: Arc<(Mutex<bool>, Condvar)>,
     /// Messages read while waiting for something else, in arrival order.
     backlog: Vec<Value>,
     /// The server's standard error, line by line, when the test reads it.
@@ -77,9 +79,29 @@ impl StdioServer {
         let stdout = child.stdout.take().expect("piped stdout");
         let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
+        let reading_paused = Arc::new((Mutex::new(false), Condvar::new()));
+        let paused = Arc::clone(&reading_paused);
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                {
+                    let (lock, resumed) = &*paused;
+                    let mut paused = lock.lock().unwrap_or_else(|p| p.into_inner());
+                    while *paused {
+                        paused = resumed.wait(paused).unwrap_or_else(|p| p.into_inner());
+                    }
+                }
+                let mut line = String::new();
+                match stdout.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if line.ends_with('\n') {
+                    line.pop();
+                    if line.ends_with('\r') {
+                        line.pop();
+                    }
+                }
                 if tx.send(line).is_err() {
                     break;
                 }
@@ -89,6 +111,7 @@ impl StdioServer {
             child,
             stdin,
             lines,
+            reading_paused,
             backlog: Vec::new(),
             stderr,
             stderr_seen: Vec::new(),
@@ -138,6 +161,24 @@ impl StdioServer {
                 }
             }
         }
+    }
+
+    /// Stops reading the server's standard output, as a client that does not read: once
+    /// the pipe is full, the server's writes wait. At most the line being read when this is
+    /// called still arrives.
+    pub fn pause_reading(&self) {
+        *self
+            .reading_paused
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = true;
+    }
+
+    /// Reads the server's standard output again.
+    pub fn resume_reading(&self) {
+        let (lock, resumed) = &*self.reading_paused;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        resumed.notify_all();
     }
 
     /// Writes raw bytes, exactly as given.
