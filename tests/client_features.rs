@@ -2,8 +2,6 @@
 //! pipes, with this test playing the client: it answers, refuses, cancels, errs, or stays
 //! silent, and declares capabilities or not.
 
-use std::time::Duration;
-
 use mcp_tests::{StdioServer, assert_valid};
 use serde_json::{Value, json};
 
