@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcp_tests::assert_valid;
 use mcp_tests::http::{EventStream, Next};
-use mcp_tests::peer::{MODERN, Peer, Transport};
+use mcp_tests::peer::{MODERN, Peer, Reply, Transport};
 use serde_json::{Value, json};
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -80,6 +80,22 @@ fn heard(peer: &mut Peer, listening: &mut Listening, within: Duration) -> Option
     }
 }
 
+/// Makes a call while a subscription is open. On stdio a notification of the subscription
+/// may come before the call's response, and is then among the reply's messages: it is kept
+/// for [`heard`].
+fn call_while_listening(
+    peer: &mut Peer,
+    listening: &mut Listening,
+    method: &str,
+    params: Value,
+) -> Reply {
+    let reply = peer.call(method, params);
+    if let Listening::Stdio(queue) = listening {
+        queue.extend(reply.notifications.iter().cloned());
+    }
+    reply
+}
+
 fn tag(message: &Value) -> &Value {
     &message["params"]["_meta"][SUBSCRIPTION_ID]
 }
@@ -121,7 +137,9 @@ fn a_listener_hears_only_what_it_asked_for_tagged_with_its_id() {
                 .0,
             )),
         };
-        let reply = peer.call(
+        let reply = call_while_listening(
+            &mut peer,
+            &mut tools,
             "tools/call",
             json!({"name": "toggle_tool", "arguments": {"name": "fast", "enabled": false}}),
         );
@@ -130,7 +148,12 @@ fn a_listener_hears_only_what_it_asked_for_tagged_with_its_id() {
         assert_valid(MODERN, "ToolListChangedNotification", &changed);
         assert_eq!(changed["method"], "notifications/tools/list_changed");
         assert_eq!(tag(&changed), &json!(7), "{changed}");
-        peer.call("tools/call", json!({"name": "touch_watched"}));
+        call_while_listening(
+            &mut peer,
+            &mut tools,
+            "tools/call",
+            json!({"name": "touch_watched"}),
+        );
         match &mut others {
             None => {
                 // Nothing else on the pipe: the resource was not asked for.
@@ -159,7 +182,9 @@ fn on_stdio_a_cancelled_subscription_falls_silent_and_is_not_answered() {
     let mut peer = catalogue(Transport::Stdio);
     let (mut listening, _) = listen(&mut peer, 5, json!({"toolsListChanged": true}));
     peer.notify("notifications/cancelled", json!({"requestId": 5}));
-    peer.call(
+    call_while_listening(
+        &mut peer,
+        &mut listening,
         "tools/call",
         json!({"name": "toggle_tool", "arguments": {"name": "fast", "enabled": false}}),
     );
