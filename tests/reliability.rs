@@ -450,7 +450,15 @@ fn the_session_table_is_bounded_and_the_longest_idle_session_goes_first() {
         env!("CARGO_BIN_EXE_catalogue").as_ref(),
         &[("HTTP_MAX_SESSIONS", "50")],
     );
-    let sessions: Vec<String> = (0..60).map(|n| open_session(&http, n)).collect();
+    // The table keeps idle times to the millisecond: of two sessions opened within the same
+    // one, either may go first. A pause of two between openings puts each in a millisecond
+    // of its own, however fast or slow the machine.
+    let sessions: Vec<String> = (0..60)
+        .map(|n| {
+            std::thread::sleep(Duration::from_millis(2));
+            open_session(&http, n)
+        })
+        .collect();
     // The ten opened first were idle the longest: they were ended to make room.
     for session in &sessions[..10] {
         assert_eq!(call_in(&http, session, 1), 404);
