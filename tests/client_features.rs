@@ -2,8 +2,6 @@
 //! pipes, with this test playing the client: it answers, refuses, cancels, errs, or stays
 //! silent, and declares capabilities or not.
 
-use std::time::Duration;
-
 use mcp_tests::{StdioServer, assert_valid};
 use serde_json::{Value, json};
 
@@ -270,7 +268,7 @@ fn a_cancelled_handler_cancels_its_request_to_the_client() {
     server.notify("notifications/cancelled", json!({"requestId": 1}));
     let cancelled = loop {
         let m = server
-            .recv_line_within(Duration::from_secs(5))
+            .recv_line_within(mcp_tests::TIMEOUT)
             .expect("a cancellation");
         if m["method"] == "notifications/cancelled" {
             break m;

@@ -213,9 +213,11 @@ fn tampered_and_foreign_states_are_refused() {
 fn a_state_past_the_servers_lifetime_is_refused() {
     let mut server = StdioServer::spawn_with_env(
         env!("CARGO_BIN_EXE_catalogue").as_ref(),
-        &[("REQUEST_STATE_LIFETIME_SECS", "1")],
+        &[("REQUEST_STATE_LIFETIME_SECS", "3")],
     );
     let first = seat_input_required(&mut server, 1);
+    // The state was sealed before this instant.
+    let sealed_by = std::time::Instant::now();
     let state = first["requestState"].as_str().unwrap().to_owned();
     let retry = |server: &mut StdioServer, id| {
         ask(
@@ -228,8 +230,13 @@ fn a_state_past_the_servers_lifetime_is_refused() {
     // Still valid at once (an answer is missing, so it asks again)…
     let fresh = retry(&mut server, 2);
     assert_eq!(fresh["result"]["resultType"], "input_required", "{fresh}");
-    // …and refused once its second has passed (expiry is in whole seconds).
-    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    // …and refused once its three seconds have passed (expiry is in whole seconds, so it
+    // may last up to a second longer). Three, not one: a retry on a busy machine still
+    // comes within them.
+    std::thread::sleep(
+        (sealed_by + std::time::Duration::from_millis(4_100))
+            .saturating_duration_since(std::time::Instant::now()),
+    );
     let late = retry(&mut server, 3);
     assert_eq!(late["error"]["code"], -32602, "{late}");
     assert!(

@@ -5,10 +5,16 @@
 //! `./run-tests` prepares), else `python3`.
 
 use std::ffi::OsStr;
-use std::process::Command;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use mcp_tests::http::HttpServer;
 use mcp_tests::{workspace_binary, workspace_root};
+
+/// How long one client script may take: each does a few dozen round trips, which take
+/// seconds even on a busy machine.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn python() -> String {
     std::env::var("MCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into())
@@ -28,17 +34,48 @@ fn run_python_client_with(script: &str, example: &str, extra: &[&str]) {
 /// any more it takes.
 fn run_python_script(script: &str, argument: &OsStr, extra: &[&str]) {
     let script = workspace_root().join("tests/clients").join(script);
-    let output = Command::new(python())
+    let mut client = Command::new(python())
         .arg(&script)
         .arg(argument)
         .args(extra)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("run the Python SDK client (./run-tests installs it)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let read_all = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = pipe.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = read_all(Box::new(client.stdout.take().expect("piped")));
+    let stderr = read_all(Box::new(client.stderr.take().expect("piped")));
+    // A client that hangs fails the test instead of holding the suite; killing it closes
+    // the pipes of the server it started, which then ends too.
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    let status = loop {
+        if let Some(status) = client.try_wait().expect("wait for the client") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = client.kill();
+            let _ = client.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
     println!("{stdout}");
+    let status = status.unwrap_or_else(|| {
+        panic!(
+            "the Python SDK client did not finish within {CLIENT_TIMEOUT:?}:\n{stdout}\n{stderr}"
+        )
+    });
     assert!(
-        output.status.success(),
+        status.success(),
         "the Python SDK client failed (is the `mcp` package installed? ./run-tests installs it):\n{stdout}\n{stderr}"
     );
     assert!(stdout.contains("all checks passed"), "{stdout}");

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcp_tests::assert_valid;
 use mcp_tests::http::{EventStream, Next};
-use mcp_tests::peer::{MODERN, Peer, Transport};
+use mcp_tests::peer::{MODERN, Peer, Reply, Transport};
 use serde_json::{Value, json};
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -47,8 +47,7 @@ fn listen(peer: &mut Peer, id: i64, filter: Value) -> (Listening, Value) {
             assert_eq!(response.media_type(), Some("text/event-stream"));
             assert_eq!(response.header("x-accel-buffering"), Some("no"));
             let mut events = response.events();
-            let ack =
-                next_message(&mut events, Duration::from_secs(10)).expect("the acknowledgement");
+            let ack = next_message(&mut events, mcp_tests::TIMEOUT).expect("the acknowledgement");
             (Listening::Http(events), ack)
         }
     }
@@ -79,6 +78,22 @@ fn heard(peer: &mut Peer, listening: &mut Listening, within: Duration) -> Option
         }
         Listening::Http(events) => next_message(events, within),
     }
+}
+
+/// Makes a call while a subscription is open. On stdio a notification of the subscription
+/// may come before the call's response, and is then among the reply's messages: it is kept
+/// for [`heard`].
+fn call_while_listening(
+    peer: &mut Peer,
+    listening: &mut Listening,
+    method: &str,
+    params: Value,
+) -> Reply {
+    let reply = peer.call(method, params);
+    if let Listening::Stdio(queue) = listening {
+        queue.extend(reply.notifications.iter().cloned());
+    }
+    reply
 }
 
 fn tag(message: &Value) -> &Value {
@@ -122,16 +137,23 @@ fn a_listener_hears_only_what_it_asked_for_tagged_with_its_id() {
                 .0,
             )),
         };
-        let reply = peer.call(
+        let reply = call_while_listening(
+            &mut peer,
+            &mut tools,
             "tools/call",
             json!({"name": "toggle_tool", "arguments": {"name": "fast", "enabled": false}}),
         );
         assert_eq!(reply.result()["content"][0]["text"], "changed: true");
-        let changed = heard(&mut peer, &mut tools, Duration::from_secs(10)).expect("a change");
+        let changed = heard(&mut peer, &mut tools, mcp_tests::TIMEOUT).expect("a change");
         assert_valid(MODERN, "ToolListChangedNotification", &changed);
         assert_eq!(changed["method"], "notifications/tools/list_changed");
         assert_eq!(tag(&changed), &json!(7), "{changed}");
-        peer.call("tools/call", json!({"name": "touch_watched"}));
+        call_while_listening(
+            &mut peer,
+            &mut tools,
+            "tools/call",
+            json!({"name": "touch_watched"}),
+        );
         match &mut others {
             None => {
                 // Nothing else on the pipe: the resource was not asked for.
@@ -139,8 +161,7 @@ fn a_listener_hears_only_what_it_asked_for_tagged_with_its_id() {
                 assert!(more.is_none(), "{more:?}");
             }
             Some((prompts, watched)) => {
-                let updated =
-                    heard(&mut peer, watched, Duration::from_secs(10)).expect("the update");
+                let updated = heard(&mut peer, watched, mcp_tests::TIMEOUT).expect("the update");
                 assert_eq!(updated["method"], "notifications/resources/updated");
                 assert_eq!(updated["params"]["uri"], "test://watched");
                 assert_eq!(tag(&updated), &json!(9));
@@ -161,7 +182,9 @@ fn on_stdio_a_cancelled_subscription_falls_silent_and_is_not_answered() {
     let mut peer = catalogue(Transport::Stdio);
     let (mut listening, _) = listen(&mut peer, 5, json!({"toolsListChanged": true}));
     peer.notify("notifications/cancelled", json!({"requestId": 5}));
-    peer.call(
+    call_while_listening(
+        &mut peer,
+        &mut listening,
         "tools/call",
         json!({"name": "toggle_tool", "arguments": {"name": "fast", "enabled": false}}),
     );
@@ -201,8 +224,25 @@ fn holds_cancelled(peer: &mut Peer) -> u64 {
         .expect("a count")
 }
 
+/// Waits until `expected` calls of `hold_watched` have started.
+fn wait_for_started_holds(peer: &mut Peer, expected: u64) {
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    loop {
+        let reply = peer.call("tools/call", json!({"name": "holds_started"}));
+        let started: u64 = reply.result()["content"][0]["text"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .expect("a count");
+        if started >= expected {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the call never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn wait_for_holds(peer: &mut Peer, expected: u64) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
     while holds_cancelled(peer) < expected {
         assert!(
             Instant::now() < deadline,
@@ -219,7 +259,7 @@ fn on_http_a_client_that_closes_its_connection_cancels_its_request() {
     // Waiting for a JSON answer: the client hangs up before any byte of the response.
     let message = json!({
         "jsonrpc": "2.0", "id": 99, "method": "tools/call",
-        "params": peer.params(json!({"name": "hold"})),
+        "params": peer.params(json!({"name": "hold_watched"})),
     });
     let body = message.to_string();
     let addr = peer.http().addr();
@@ -228,11 +268,12 @@ fn on_http_a_client_that_closes_its_connection_cancels_its_request() {
         tcp,
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: hold\r\nContent-Length: {}\r\n\r\n{body}",
+         Mcp-Method: tools/call\r\nMcp-Name: hold_watched\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .expect("send");
-    std::thread::sleep(Duration::from_millis(200));
+    // A hang-up before the call starts would cancel nothing.
+    wait_for_started_holds(&mut peer, 1);
     drop(tcp);
     wait_for_holds(&mut peer, 1);
 
@@ -243,7 +284,7 @@ fn on_http_a_client_that_closes_its_connection_cancels_its_request() {
     });
     let response = peer.http_post(&message).send();
     let mut events = response.events();
-    assert!(next_message(&mut events, Duration::from_secs(10)).is_some());
+    assert!(next_message(&mut events, mcp_tests::TIMEOUT).is_some());
     events.disconnect();
     // The server goes on serving, and a change with no one left to hear it is harmless.
     peer.call(

@@ -844,3 +844,59 @@ async fn ticks(ctx: Context, count: u32, every_ms: u64) -> String {
     }
     format!("ticked {count} times")
 }
+
+// ---------------------------------------------------------------------------------------
+// Stray output: what a stdio server's standard output must never carry
+
+/// Prints `text` to standard output three ways: a line with `println!`, a partial line with
+/// `print!`, and a line from a child process that inherits standard output. Over stdio all of
+/// it must land on standard error, never between the protocol's frames.
+#[tool]
+fn print_stray(text: String) -> Result<&'static str, ToolError> {
+    use std::io::Write as _;
+    println!("{text} (println)");
+    print!("{text} (print, no newline)");
+    std::io::stdout()
+        .flush()
+        .map_err(|e| ToolError::new(format!("flush: {e}")))?;
+    let child = std::process::Command::new("sh")
+        .args(["-c", "echo \"$0 (child process)\"", &text])
+        .status()
+        .map_err(|e| ToolError::new(format!("cannot run sh: {e}")))?;
+    if !child.success() {
+        return Err(ToolError::new(format!("sh failed: {child}")));
+    }
+    Ok("printed")
+}
+
+// ---------------------------------------------------------------------------------------
+// Waiting for a call to be running, rather than guessing how long it takes to start
+
+/// How many calls of `hold_watched` have started so far.
+static WATCHED_HOLDS_STARTED: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// `hold`, counting its starts: a test can wait until the call runs before it provokes
+/// anything (a hang-up, a full session table).
+#[tool]
+async fn hold_watched(ctx: Context) -> &'static str {
+    WATCHED_HOLDS_STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    hold(ctx).await
+}
+
+/// How many `hold_watched` calls have started so far.
+#[tool]
+fn holds_started() -> String {
+    WATCHED_HOLDS_STARTED
+        .load(std::sync::atomic::Ordering::SeqCst)
+        .to_string()
+}
+
+/// Reports progress once, then holds until the call is cancelled: a client sees the report
+/// only if nothing between it and the server buffers the stream.
+#[tool]
+async fn progress_then_hold(ctx: Context) -> &'static str {
+    ctx.progress(1.0, None, "started").await;
+    ctx.cancelled().await;
+    "cancelled"
+}

@@ -2,15 +2,22 @@
 //! of its own, server processes started with `MCP_REDIS_URL`, and `nginx` in front of them
 //! (round-robin, buffering off, as the book's deployment chapter configures it).
 //!
-//! Needs `redis-server` and `nginx` on the `PATH` (Debian's packages `redis-server` and
-//! `nginx`; `.ci/run` installs them).
+//! Needs `redis-server` and `nginx`: the system's (Debian's packages `redis-server` and
+//! `nginx`), or the copies `./run-tests` unpacks under `target/tools/services` when the
+//! system has none (`tests/cluster/prepare-services`).
+//!
+//! Both run as process groups of their own ([`ProcessGroup`]): nginx is stopped with SIGTERM,
+//! on which its master ends its workers and then itself, and whatever is left in the group
+//! is killed after that, so no worker outlives a test.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::group::ProcessGroup;
 use crate::http::HttpServer;
+use crate::{TIMEOUT, workspace_root};
 
 /// A free loopback port.
 pub fn free_port() -> u16 {
@@ -20,26 +27,36 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn wait_for_port(port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+/// Waits until `port` accepts connections, or fails the test when `helper` exits first or
+/// nothing listens within the timeout.
+fn wait_for_port(port: u16, what: &str, helper: &ProcessGroup) {
+    let deadline = Instant::now() + TIMEOUT;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            !helper.has_exited(),
+            "{what} exited before it listened on {port}"
+        );
         assert!(Instant::now() < deadline, "{what} did not listen on {port}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
-/// Where `program` is: on the `PATH`, or in `/usr/sbin` (Debian's nginx), which is not on
-/// every user's `PATH`.
+/// Where `program` is: on the `PATH`, in `/usr/sbin` (Debian's nginx), which is not on
+/// every user's `PATH`, or among the copies `./run-tests` prepared.
 fn require(program: &str) -> PathBuf {
     let on_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .chain([
+            PathBuf::from("/usr/sbin"),
+            PathBuf::from("/usr/bin"),
+            workspace_root().join("target/tools/services/bin"),
+        ])
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file());
     on_path.unwrap_or_else(|| {
         panic!(
-            "`{program}` is not installed: the scale-out tests need Debian's redis-server and nginx packages (`.ci/run` installs them; `apt-get install redis-server nginx`)"
+            "`{program}` is not installed: the scale-out tests need Debian's redis-server and nginx (`./run-tests` prepares them under target/tools/services; or `apt-get install redis-server nginx`)"
         )
     })
 }
@@ -47,7 +64,7 @@ fn require(program: &str) -> PathBuf {
 /// A `redis-server` of the test's own, without persistence.
 pub struct Redis {
     program: PathBuf,
-    child: Option<Child>,
+    process: Option<ProcessGroup>,
     pub port: u16,
 }
 
@@ -57,7 +74,7 @@ impl Redis {
         let port = free_port();
         let mut redis = Redis {
             program,
-            child: None,
+            process: None,
             port,
         };
         redis.spawn();
@@ -65,7 +82,8 @@ impl Redis {
     }
 
     fn spawn(&mut self) {
-        let child = Command::new(&self.program)
+        let mut command = Command::new(&self.program);
+        command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--save",
@@ -76,22 +94,21 @@ impl Redis {
                 "yes",
             ])
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start redis-server");
-        self.child = Some(child);
-        wait_for_port(self.port, "redis-server");
+            .stderr(Stdio::inherit());
+        let process = ProcessGroup::spawn(&mut command, libc::SIGKILL).expect("start redis-server");
+        wait_for_port(self.port, "redis-server", &process);
+        self.process = Some(process);
     }
 
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 
-    /// Stops Redis; requests that need it fail until [`Redis::restart`].
+    /// Stops Redis at once, as a crash would (SIGKILL: nothing of it is saved anyway);
+    /// requests that need it fail until [`Redis::restart`].
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        if let Some(mut process) = self.process.take() {
+            process.stop(libc::SIGKILL, Duration::ZERO);
         }
     }
 
@@ -154,9 +171,9 @@ impl Replicas {
 
 /// `nginx` in front of some backends, round-robin.
 pub struct Nginx {
-    child: Child,
+    process: ProcessGroup,
     pub port: u16,
-    _dir: PathBuf,
+    dir: PathBuf,
 }
 
 impl Nginx {
@@ -177,7 +194,10 @@ impl Nginx {
         );
         let conf_path = dir.join("nginx.conf");
         std::fs::write(&conf_path, conf).expect("write nginx.conf");
-        let child = Command::new(nginx)
+        let mut command = Command::new(nginx);
+        command
+            // Its workers inherit this: none of them holds a folder of the checkout.
+            .current_dir(&dir)
             .arg("-p")
             .arg(&dir)
             .arg("-c")
@@ -185,15 +205,16 @@ impl Nginx {
             .arg("-e")
             .arg(dir.join("logs/error.log"))
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start nginx");
-        wait_for_port(port, "nginx");
-        Nginx {
-            child,
-            port,
-            _dir: dir,
-        }
+            .stderr(Stdio::inherit());
+        // SIGTERM: nginx's fast shutdown, which ends the workers before the master.
+        let process = ProcessGroup::spawn(&mut command, libc::SIGTERM).expect("start nginx");
+        wait_for_port(port, "nginx", &process);
+        Nginx { process, port, dir }
+    }
+
+    /// The master process's id.
+    pub fn pid(&self) -> u32 {
+        self.process.id().expect("nginx is running")
     }
 
     pub fn url(&self) -> String {
@@ -207,7 +228,8 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // A SIGKILL to the master alone would leave its workers running, orphaned.
+        self.process.stop(libc::SIGTERM, TIMEOUT);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

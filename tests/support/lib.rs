@@ -3,13 +3,15 @@
 //! revision as validators.
 
 pub mod cluster;
+#[cfg(unix)]
+pub mod group;
 pub mod http;
 pub mod peer;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -22,10 +24,14 @@ pub struct StdioServer {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
+    /// While true, nothing more is read from the server's standard output.
+    reading_paused: Arc<(Mutex<bool>, Condvar)>,
     /// Messages read while waiting for something else, in arrival order.
     backlog: Vec<Value>,
-    /// While true, nothing more is read from the server's standard output.
-    paused: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    /// The server's standard error, line by line, when the test reads it.
+    stderr: Option<mpsc::Receiver<String>>,
+    /// Lines of standard error read so far.
+    stderr_seen: Vec<String>,
 }
 
 impl StdioServer {
@@ -36,28 +42,68 @@ impl StdioServer {
 
     /// Starts a server binary with extra environment variables.
     pub fn spawn_with_env(program: &Path, env: &[(&str, &str)]) -> StdioServer {
+        StdioServer::start(program, env, false)
+    }
+
+    /// Starts a server binary whose standard error the test reads
+    /// ([`StdioServer::wait_for_stderr`]); it is shown on the test's too.
+    pub fn spawn_reading_stderr(program: &Path, env: &[(&str, &str)]) -> StdioServer {
+        StdioServer::start(program, env, true)
+    }
+
+    fn start(program: &Path, env: &[(&str, &str)], read_stderr: bool) -> StdioServer {
         let mut child = Command::new(program)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if read_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let stderr = child.stderr.take().map(|stderr| {
+            let (tx, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    eprintln!("[server] {line}");
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            lines
+        });
         let stdout = child.stdout.take().expect("piped stdout");
         let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
-        let paused = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
-        let gate = std::sync::Arc::clone(&paused);
+        let reading_paused = Arc::new((Mutex::new(false), Condvar::new()));
+        let paused = Arc::clone(&reading_paused);
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                {
+                    let (lock, resumed) = &*paused;
+                    let mut paused = lock.lock().unwrap_or_else(|p| p.into_inner());
+                    while *paused {
+                        paused = resumed.wait(paused).unwrap_or_else(|p| p.into_inner());
+                    }
+                }
+                let mut line = String::new();
+                match stdout.read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if line.ends_with('\n') {
+                    line.pop();
+                    if line.ends_with('\r') {
+                        line.pop();
+                    }
+                }
                 if tx.send(line).is_err() {
                     break;
-                }
-                let (lock, resumed) = &*gate;
-                let mut paused = lock.lock().unwrap_or_else(|p| p.into_inner());
-                while *paused {
-                    paused = resumed.wait(paused).unwrap_or_else(|p| p.into_inner());
                 }
             }
         });
@@ -65,21 +111,74 @@ impl StdioServer {
             child,
             stdin,
             lines,
+            reading_paused,
             backlog: Vec::new(),
-            paused,
+            stderr,
+            stderr_seen: Vec::new(),
         }
     }
 
-    /// Stops reading the server's standard output (after at most one more line), as a
-    /// client that does not read would: the pipe fills and the server's writes wait.
-    pub fn pause_reading(&mut self) {
-        *self.paused.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    /// Waits for a line of standard error containing `text` (started with
+    /// [`StdioServer::spawn_reading_stderr`]), and returns it.
+    pub fn wait_for_stderr(&mut self, text: &str) -> String {
+        if let Some(line) = self.stderr_seen.iter().find(|l| l.contains(text)) {
+            return line.clone();
+        }
+        let stderr = self
+            .stderr
+            .as_ref()
+            .expect("a server started with spawn_reading_stderr");
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = stderr.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "the server wrote no `{text}` to standard error; it wrote:\n{}",
+                    self.stderr_seen.join("\n")
+                )
+            });
+            self.stderr_seen.push(line.clone());
+            if line.contains(text) {
+                return line;
+            }
+        }
+    }
+
+    /// Every line the server wrote to standard output from now until it closed it, each of
+    /// which must be a message (call after [`StdioServer::close_stdin`]).
+    pub fn remaining_messages(&mut self) -> Vec<Value> {
+        let mut messages = self.take_backlog();
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => messages.push(serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the server wrote a line that is not JSON ({e}): {line:?}")
+                })),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return messages,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("the server did not close its standard output")
+                }
+            }
+        }
+    }
+
+    /// Stops reading the server's standard output, as a client that does not read: once
+    /// the pipe is full, the server's writes wait. At most the line being read when this is
+    /// called still arrives.
+    pub fn pause_reading(&self) {
+        *self
+            .reading_paused
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = true;
     }
 
     /// Reads the server's standard output again.
-    pub fn resume_reading(&mut self) {
-        *self.paused.0.lock().unwrap_or_else(|p| p.into_inner()) = false;
-        self.paused.1.notify_all();
+    pub fn resume_reading(&self) {
+        let (lock, resumed) = &*self.reading_paused;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        resumed.notify_all();
     }
 
     /// Writes raw bytes, exactly as given.
@@ -327,5 +426,49 @@ impl StdioServer {
         self.send(
             &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
         );
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod leftovers {
+    use std::process::Command;
+
+    use super::group::is_alive;
+    use super::workspace_root;
+
+    /// Runs `script` with bash through `tests/support/leftovers`: its exit code, what it
+    /// printed, and what the checker said.
+    fn run_checked(script: &str) -> (Option<i32>, String, String) {
+        let output = Command::new(workspace_root().join("tests/support/leftovers"))
+            .args(["bash", "-c", script])
+            .env("LEFTOVERS_GRACE_SECONDS", "1")
+            .output()
+            .expect("run tests/support/leftovers");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn a_process_left_running_by_the_suite_fails_the_run_and_is_ended() {
+        let (code, stdout, stderr) = run_checked("sleep 3600 & echo $!; (sleep 3601 &); exit 0");
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains("sleep 3600"), "{stderr}");
+        assert!(
+            stderr.contains("sleep 3601"),
+            "an orphan of an orphan: {stderr}"
+        );
+        let pid: u32 = stdout.trim().parse().expect("the pid of the sleep");
+        assert!(!is_alive(pid), "the leftover was ended");
+    }
+
+    #[test]
+    fn a_run_that_leaves_nothing_keeps_its_exit_status() {
+        assert_eq!(run_checked("sleep 0.1 & wait; exit 0").0, Some(0));
+        let (code, _, stderr) = run_checked("exit 3");
+        assert_eq!(code, Some(3));
+        assert!(!stderr.contains("outlived"), "{stderr}");
     }
 }

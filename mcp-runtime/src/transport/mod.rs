@@ -4,6 +4,8 @@ pub(crate) mod connection;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod memory;
+#[cfg(unix)]
+mod protocol_stdout;
 mod stdio;
 pub(crate) mod trace;
 

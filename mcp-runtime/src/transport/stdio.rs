@@ -10,7 +10,9 @@
 //!
 //! Output is buffered and flushed when no more frames are ready, so a burst of replies costs
 //! one `write`. Nothing else of the runtime ever writes to standard output; diagnostics go to
-//! standard error through `tracing`.
+//! standard error through `tracing`. On Unix nothing else of the program can either: the
+//! transport takes the real standard output for itself and points descriptor 1 at standard
+//! error (`protocol_stdout`).
 
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
@@ -33,6 +35,21 @@ impl Server {
     ///
     /// Installs a `tracing` subscriber writing to standard error (level from the `MCP_LOG`
     /// environment variable, `warn` by default) unless the program installed one already.
+    ///
+    /// On Unix, standard output belongs to the protocol from the first call on: the
+    /// transport keeps the real standard output for itself (child processes do not inherit
+    /// it) and points descriptor 1 at standard error for the rest of the program. A stray
+    /// `println!`, a dependency that prints, or a child process started by a tool writes to
+    /// standard error, where it lands in the server's log, instead of corrupting a frame.
+    ///
+    /// ```no_run
+    /// #[mcp_runtime::main]
+    /// async fn main() -> mcp_runtime::Result<()> {
+    ///     let server = mcp_runtime::server!().build()?;
+    ///     // From here on, `println!` writes to standard error.
+    ///     server.serve_stdio().await
+    /// }
+    /// ```
     pub async fn serve_stdio(&self) -> crate::Result<()> {
         init_stderr_logging();
         let limit = self.max_message_bytes();
@@ -164,8 +181,9 @@ enum Output {
 
 impl Output {
     fn open(queue: &OutboundQueue) -> io::Result<Output> {
+        let stdout = stdout_writer()?;
         #[cfg(target_os = "linux")]
-        if let Some(pipe) = pipes::stdout() {
+        if let Some(pipe) = pipes::stdout(&stdout) {
             return Ok(Output::Pipe(Some(tokio::io::BufWriter::with_capacity(
                 BUFFER_BYTES,
                 pipe,
@@ -173,7 +191,6 @@ impl Output {
         }
         // Frames handed to the thread count against the queue's budget until written.
         let (frames, queue) = queue.forwarder();
-        let stdout = stdout_writer()?;
         let writer = std::thread::Builder::new()
             .name("mcp-stdout".into())
             .spawn(move || write_frames(stdout, queue))?;
@@ -264,12 +281,14 @@ mod pipes {
         })
     }
 
-    /// Standard output, when it is a pipe, on a description of its own.
-    pub(super) fn stdout() -> Option<pipe::Sender> {
+    /// Standard output (as taken for the protocol), when it is a pipe, on a description of
+    /// its own.
+    pub(super) fn stdout(stdout: &std::fs::File) -> Option<pipe::Sender> {
+        use std::os::fd::AsRawFd as _;
         let file = OpenOptions::new()
             .write(true)
             .custom_flags(libc::O_NONBLOCK)
-            .open("/proc/self/fd/1")
+            .open(format!("/proc/self/fd/{}", stdout.as_raw_fd()))
             .ok()?;
         pipe::Sender::from_file(file).ok()
     }
@@ -479,8 +498,7 @@ fn stdin_reader() -> io::Result<io::Stdin> {
 
 #[cfg(unix)]
 fn stdout_writer() -> io::Result<std::fs::File> {
-    use std::os::fd::AsFd;
-    Ok(io::stdout().as_fd().try_clone_to_owned()?.into())
+    super::protocol_stdout::take()
 }
 
 #[cfg(not(unix))]
