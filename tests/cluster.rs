@@ -459,7 +459,10 @@ fn a_request_state_sealed_on_one_replica_opens_on_another_with_the_same_key_only
     // A replica with a key of its own cannot open the state: it refuses, naming why.
     let stranger = HttpServer::spawn(
         env!("CARGO_BIN_EXE_catalogue").as_ref(),
-        &[("MCP_STATE_KEY", "a different key")],
+        &[(
+            "MCP_STATE_KEY",
+            "a different key, as long as the shared one",
+        )],
     );
     let refused = modern(&stranger, 3, "tools/call", retry);
     assert_eq!(refused["error"]["code"], -32602, "{refused}");

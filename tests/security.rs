@@ -200,12 +200,15 @@ fn every_route_refuses_a_request_without_a_token() {
     );
     for route in &routes {
         for method in &route.methods {
-            let response = server
+            let mut request = server
                 .request(method.as_str(), &format!("{}?sessionId=0", route.path))
-                .header("Accept", "application/json, text/event-stream")
-                .header("Content-Type", "application/json")
-                .body(initialize().to_string())
-                .send();
+                .header("Accept", "application/json, text/event-stream");
+            if !route.public {
+                request = request
+                    .header("Content-Type", "application/json")
+                    .body(initialize().to_string());
+            }
+            let response = request.send();
             if route.public {
                 assert_eq!(
                     response.status, 200,
@@ -906,4 +909,245 @@ fn the_message_log_is_private_and_redacts_the_values_it_is_told_to() {
     assert!(!written.contains("hunter2-secret"), "{written}");
     assert!(written.contains("[redacted]"), "{written}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// Found by a second review: what a client can make the server hold or run
+
+#[test]
+fn a_legacy_session_whose_stream_is_not_read_refuses_more_requests() {
+    let server = catalogue(&[]);
+    let opened = server
+        .request("GET", "/sse")
+        .header("Accept", "text/event-stream")
+        .send();
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let mut stream = opened.events();
+    let target = format!("/{}", stream.expect_event().data.expect("the endpoint"));
+    let send = |message: &Value| server.request("POST", &target).json(message).send();
+    assert_eq!(send(&initialize()).status, 202);
+    next_message(&mut stream);
+    send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // The stream is not read from here on; its answers pile up until the session is told
+    // to read them.
+    let listing = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let mut refused_at = None;
+    for n in 0..20_000 {
+        let response = send(&listing);
+        if response.status == 429 {
+            refused_at = Some(n);
+            break;
+        }
+        assert_eq!(response.status, 202, "{response:?}");
+    }
+    assert!(
+        refused_at.is_some(),
+        "20,000 answers queued for a stream nobody reads"
+    );
+    drop(stream);
+}
+
+#[test]
+fn a_batch_is_bounded_in_length() {
+    let mut server = StdioServer::spawn(catalogue_path());
+    server.initialize("2025-03-26");
+    let batch: Vec<Value> = (0..65)
+        .map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+        .collect();
+    server.send(&Value::Array(batch));
+    let refusal = server.recv();
+    assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
+    assert!(
+        refusal["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("at most 64")),
+        "{refusal}"
+    );
+    let batch: Vec<Value> = (0..64)
+        .map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+        .collect();
+    server.send(&Value::Array(batch));
+    let answers = server.recv();
+    assert_eq!(answers.as_array().map(Vec::len), Some(64), "{answers}");
+}
+
+#[test]
+fn a_session_holds_a_bounded_number_of_subscriptions() {
+    let mut server = StdioServer::spawn(catalogue_path());
+    server.initialize(LATEST);
+    for n in 0..1024 {
+        server.request(
+            n,
+            "resources/subscribe",
+            json!({"uri": format!("test://items/{n}/data")}),
+        );
+        let answer = server.response(n);
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    server.request(
+        1024,
+        "resources/subscribe",
+        json!({"uri": "test://items/1024/data"}),
+    );
+    let refused = server.response(1024);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // Subscribed again to one it holds: still fine.
+    server.request(
+        1025,
+        "resources/subscribe",
+        json!({"uri": "test://items/7/data"}),
+    );
+    assert_eq!(server.response(1025)["result"], json!({}));
+}
+
+#[test]
+fn the_public_metadata_route_takes_no_body() {
+    let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN)]);
+    let response = server
+        .request("GET", "/.well-known/oauth-protected-resource")
+        .body("x".repeat(4096))
+        .send();
+    refused(response, 413);
+    let mut tcp = connect(server.addr());
+    let head = format!(
+        "GET /.well-known/oauth-protected-resource HTTP/1.1\r\nHost: {}\r\n\
+         Content-Length: 4000000\r\nExpect: 100-continue\r\n\r\n",
+        server.addr()
+    );
+    tcp.write_all(head.as_bytes()).expect("write");
+    let answer = read_until_closed(&mut tcp, TIMEOUT);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(!text.contains("100 Continue"), "{text}");
+    assert_eq!(status_of(&answer), Some(413), "{text}");
+}
+
+#[test]
+fn an_overlong_token_is_refused_before_it_is_verified() {
+    let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN)]);
+    let response = post(&server, "/mcp", &initialize())
+        .header(
+            "Authorization",
+            &format!("Bearer {}", "A".repeat(64 * 1024)),
+        )
+        .send();
+    let message = refused(response, 401);
+    assert!(message.contains("longer than"), "{message}");
+}
+
+#[test]
+fn a_request_target_with_an_authority_still_needs_a_host() {
+    let server = catalogue(&[]);
+    let mut tcp = connect(server.addr());
+    let body = initialize().to_string();
+    let request = format!(
+        "POST http://{addr}/mcp HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len(),
+        addr = server.addr()
+    );
+    tcp.write_all(request.as_bytes()).expect("write");
+    let answer = read_until_closed(&mut tcp, TIMEOUT);
+    assert_eq!(
+        status_of(&answer),
+        Some(400),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
+#[test]
+fn a_client_spreading_calls_over_sessions_is_bounded_in_all() {
+    let server = catalogue(&[("HTTP_MAX_IN_FLIGHT_PER_CLIENT", "4")]);
+    let sessions: Vec<Session> = (0..3).map(|_| Session::open(&server, None)).collect();
+    // Calls left running: each on a connection of its own, whose response waits for it.
+    let mut held = Vec::new();
+    for (n, session) in sessions.iter().take(2).enumerate() {
+        for id in 0..2 {
+            let mut tcp = connect(server.addr());
+            tcp.write_all(
+                &session
+                    .post(&call(id + 10 * n as i64, "sleep", json!({"ms": 60_000})))
+                    .to_bytes(),
+            )
+            .expect("send");
+            held.push(tcp);
+        }
+    }
+    // The four are in flight once the server has read them; a fifth, in a third session,
+    // is refused as soon as they are.
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let response = sessions[2].post(&call(99, "fast", json!({}))).send();
+        if response.status == 429 {
+            let message = refused(response, 429);
+            assert!(message.contains("this client"), "{message}");
+            break;
+        }
+        assert_eq!(response.status, 200, "{response:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the fifth call was never refused"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(held);
+}
+
+#[test]
+fn listen_streams_do_not_take_the_slots_of_other_requests() {
+    let server = catalogue(&[("HTTP_MAX_IN_FLIGHT_SESSIONLESS", "2")]);
+    let modern = |id: i64, method: &str, params: Value| {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", method)
+            .json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    };
+    let listeners: Vec<EventStream> = (0..2)
+        .map(|id| {
+            let response = modern(
+                id,
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true}}),
+            )
+            .send();
+            assert_eq!(response.status, 200, "{response:?}");
+            response.events()
+        })
+        .collect();
+    let answered = modern(5, "tools/call", json!({"name": "fast", "arguments": {}}))
+        .header("Mcp-Name", "fast")
+        .send();
+    assert_eq!(answered.status, 200, "{answered:?}");
+    drop(listeners);
+}
+
+#[test]
+fn tasks_are_bounded_per_caller() {
+    use mcp_tests::peer::{MODERN, Peer, Transport};
+    let mut peer = Peer::open(
+        catalogue_path(),
+        Transport::Stdio,
+        MODERN,
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+    );
+    for _ in 0..64 {
+        let reply = peer.call(
+            "tools/call",
+            json!({"name": "chore", "arguments": {"ms": 60_000}}),
+        );
+        assert_eq!(reply.result()["resultType"], "task", "{:?}", reply.message);
+    }
+    let refused = peer.call(
+        "tools/call",
+        json!({"name": "chore", "arguments": {"ms": 60_000}}),
+    );
+    assert_eq!(refused.error_code(), -32000, "{:?}", refused.message);
 }

@@ -19,6 +19,7 @@
 //! | `HTTP_MAX_IN_FLIGHT_SESSIONLESS` | `max_in_flight_sessionless` |
 //! | `HTTP_MAX_SESSIONS` | `max_sessions` |
 //! | `HTTP_MAX_SESSIONS_PER_CLIENT` | `max_sessions_per_client` |
+//! | `HTTP_MAX_IN_FLIGHT_PER_CLIENT` | `max_in_flight_per_client` |
 //! | `HTTP_SSE_RETRY_MS` | `sse_retry` |
 //! | `HTTP_SSE_KEEP_ALIVE_MS` | `sse_keep_alive` |
 //! | `HTTP_HEADER_TIMEOUT_MS`, `HTTP_BODY_TIMEOUT_MS`, `HTTP_IDLE_TIMEOUT_MS` | `header_read_timeout`, `body_read_timeout`, `idle_timeout` |
@@ -193,6 +194,9 @@ fn http_options() -> HttpOptions {
     }
     if let Some(sessions) = number("HTTP_MAX_SESSIONS_PER_CLIENT") {
         options = options.max_sessions_per_client(sessions);
+    }
+    if let Some(requests) = number("HTTP_MAX_IN_FLIGHT_PER_CLIENT") {
+        options = options.max_in_flight_per_client(requests);
     }
     if let Some(ms) = number("HTTP_SSE_RETRY_MS") {
         options = options.sse_retry(Duration::from_millis(ms));

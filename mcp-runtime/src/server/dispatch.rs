@@ -22,6 +22,12 @@ use crate::protocol::{
 };
 use crate::resource::resource_not_found;
 
+/// The most messages a JSON-RPC batch (2025-03-26) may hold.
+pub const MAX_BATCH_ITEMS: usize = 64;
+
+/// The most resources one session may subscribe to.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
 /// The outcome of routing one message.
 pub(crate) enum Routed {
     /// Answered already (or nothing to answer: a notification, a response).
@@ -116,6 +122,17 @@ impl Server {
             return Routed::Reply(Some(error_frame(
                 None,
                 &RpcError::invalid_request("an empty batch"),
+            )));
+        }
+        // Each item is answered at once, in one response: unbounded, a batch of a few
+        // megabytes of `tools/list` asks for gigabytes.
+        if items.len() > MAX_BATCH_ITEMS {
+            return Routed::Reply(Some(error_frame(
+                None,
+                &RpcError::invalid_request(format!(
+                    "a batch holds {} messages; at most {MAX_BATCH_ITEMS} are accepted",
+                    items.len()
+                )),
             )));
         }
         let routed: Vec<Routed> = items
@@ -253,7 +270,12 @@ impl Server {
                     if self.catalogue().resolve(&p.uri).is_none() {
                         return Err(resource_not_found(&p.uri));
                     }
-                    session.subscribe(&p.uri);
+                    if !session.subscribe(&p.uri) {
+                        return Err(RpcError::invalid_params(format!(
+                            "this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most \
+                             it may: unsubscribe from one first"
+                        )));
+                    }
                 } else {
                     session.unsubscribe(&p.uri);
                 }

@@ -159,15 +159,15 @@ impl HandlerRequest<'_> {
                         // on in the task's runner.
                         Poll::Pending => {
                             session.finish(&id);
-                            let task = match server.create_task(&slot, owner).await {
-                                Ok(task) => task,
+                            let (task, running) = match server.create_task(&slot, owner).await {
+                                Ok(created) => created,
                                 Err(error) => return Some(error_frame(Some(&id), &error)),
                             };
                             let finish = Box::pin(async move {
                                 let outcome = handler.await;
                                 answer(outcome.map_err(|panic| panic_message(&*panic).to_owned()))
                             });
-                            server.run_task(task.task_id.clone(), cancel, finish);
+                            server.run_task(task.task_id.clone(), running, cancel, finish);
                             return Some(server.task_created(&id, &task));
                         }
                     }

@@ -30,7 +30,9 @@ use crate::schema::{SchemaProfile, ServerProfiles};
 use session::Session;
 
 pub(crate) use dispatch::Routed;
+pub use dispatch::{MAX_BATCH_ITEMS, MAX_SUBSCRIPTIONS};
 pub use modern::CacheHint;
+pub use tasks::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
 
 /// The default number of items on one page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 200;
@@ -772,6 +774,7 @@ impl ServerBuilder {
                         .unwrap_or_else(|| Arc::new(crate::tasks::InMemoryTaskStore::default())),
                     ttl: self.task_ttl,
                     poll_interval: self.task_poll_interval,
+                    running: Arc::default(),
                 },
                 initialize_results,
                 capabilities,

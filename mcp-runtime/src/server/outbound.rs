@@ -71,6 +71,12 @@ impl Outbound {
         self.send(frame);
     }
 
+    /// How many bytes of frames wait for the peer.
+    #[cfg(feature = "legacy-sse")]
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
     /// Tells the writer that no more frames will come. An empty frame is never a message.
     pub(crate) fn close(&self) {
         let _ = self.tx.send(Vec::new());

@@ -179,11 +179,17 @@ impl Session {
         &self.notifications
     }
 
-    pub(crate) fn subscribe(&self, uri: &str) {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(uri.to_owned());
+    /// Subscribes to a resource; false when the session holds
+    /// [`MAX_SUBSCRIPTIONS`](super::dispatch::MAX_SUBSCRIPTIONS) already (each URI may be
+    /// up to 64 KiB, and a session lives as long as it is used).
+    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        if subscriptions.len() >= super::dispatch::MAX_SUBSCRIPTIONS && !subscriptions.contains(uri)
+        {
+            return false;
+        }
+        subscriptions.insert(uri.to_owned());
+        true
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {

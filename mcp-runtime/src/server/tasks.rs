@@ -8,7 +8,8 @@
 //! its own, whose outcome the store keeps. Requests to the client from then on become the
 //! task's `inputRequests`.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -45,6 +46,61 @@ pub(crate) struct TaskSettings {
     pub store: Arc<dyn TaskStore>,
     pub ttl: Option<Duration>,
     pub poll_interval: Duration,
+    /// The tasks this process runs, by owner.
+    pub running: Arc<Mutex<HashMap<Option<String>, usize>>>,
+}
+
+/// The most tasks this process runs at once: a task outlives the request that made it, so
+/// no limit on requests in flight bounds it.
+pub const MAX_RUNNING_TASKS: usize = 1024;
+
+/// The most tasks one caller (a token's subject; every anonymous caller together) runs at
+/// once.
+pub const MAX_RUNNING_TASKS_PER_OWNER: usize = 64;
+
+/// A running task's place in the counts, given back when the task ends.
+pub(crate) struct Running {
+    counts: Arc<Mutex<HashMap<Option<String>, usize>>>,
+    owner: Option<String>,
+}
+
+impl Running {
+    fn start(
+        counts: &Arc<Mutex<HashMap<Option<String>, usize>>>,
+        owner: Option<String>,
+    ) -> Result<Running, RpcError> {
+        let mut map = counts.lock().unwrap_or_else(|p| p.into_inner());
+        let total: usize = map.values().sum();
+        let mine = map.get(&owner).copied().unwrap_or(0);
+        if total >= MAX_RUNNING_TASKS || mine >= MAX_RUNNING_TASKS_PER_OWNER {
+            return Err(RpcError::new(
+                code::SERVER_BUSY,
+                format!(
+                    "too many tasks running ({} for this caller, {MAX_RUNNING_TASKS_PER_OWNER} \
+                     at most; {total} in all, {MAX_RUNNING_TASKS} at most): wait for one to \
+                     finish or cancel one",
+                    mine
+                ),
+            ));
+        }
+        *map.entry(owner.clone()).or_insert(0) += 1;
+        Ok(Running {
+            counts: Arc::clone(counts),
+            owner,
+        })
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut map = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = map.get_mut(&self.owner) {
+            *count -= 1;
+            if *count == 0 {
+                map.remove(&self.owner);
+            }
+        }
+    }
 }
 
 /// A call that may become a task; it holds the task once it has.
@@ -173,8 +229,9 @@ impl Server {
         &self,
         slot: &TaskSlot,
         owner: Option<String>,
-    ) -> Result<StoredTask, RpcError> {
+    ) -> Result<(StoredTask, Running), RpcError> {
         let settings = &self.inner.tasks;
+        let running = Running::start(&settings.running, owner.clone())?;
         let task = StoredTask::new(new_task_id(), owner, settings.ttl, settings.poll_interval);
         settings
             .store
@@ -185,13 +242,14 @@ impl Server {
             id: task.task_id.clone(),
             server: self.clone(),
         });
-        Ok(task)
+        Ok((task, running))
     }
 
     /// Runs a call that became a task to its end, unless the client cancels it first.
     pub(crate) fn run_task(
         &self,
         task_id: String,
+        running: Running,
         cancel: tokio_util::sync::CancellationToken,
         finish: std::pin::Pin<
             Box<dyn std::future::Future<Output = Result<String, RpcError>> + Send>,
@@ -199,6 +257,7 @@ impl Server {
     ) {
         let server = self.clone();
         tokio::spawn(async move {
+            let _running = running;
             let store = Arc::clone(&server.inner.tasks.store);
             let cancelled = async {
                 let mut seen = 0;

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -27,21 +27,37 @@ use super::{StoredTask, TaskChange, TaskStore, TaskStoreFuture, now_ms};
 /// ```
 #[derive(Default)]
 pub struct InMemoryTaskStore {
-    tasks: Mutex<HashMap<String, StoredTask>>,
-    /// Woken at every change; waiters look again at the task they wait for.
-    changes: Notify,
+    state: Mutex<Tasks>,
 }
 
+/// The tasks, each with what wakes its own waiters (one change wakes the waiters of that
+/// task, not of every task), and when expired ones were last dropped.
+#[derive(Default)]
+struct Tasks {
+    live: HashMap<String, (StoredTask, Arc<Notify>)>,
+    swept_ms: u64,
+}
+
+/// How often expired tasks are dropped: at most once a second, not at every new one.
+const SWEEP_EVERY_MS: u64 = 1_000;
+
 impl InMemoryTaskStore {
-    fn with_tasks<T>(&self, f: impl FnOnce(&mut HashMap<String, StoredTask>) -> T) -> T {
-        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+    fn with_tasks<T>(&self, f: impl FnOnce(&mut Tasks) -> T) -> T {
+        let mut tasks = self.state.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut tasks)
     }
 
     /// The task, when it is there and not expired.
     fn live(&self, task_id: &str) -> Option<StoredTask> {
         let now = now_ms();
-        self.with_tasks(|tasks| tasks.get(task_id).filter(|t| !t.expired(now)).cloned())
+        self.with_tasks(|tasks| {
+            tasks
+                .live
+                .get(task_id)
+                .map(|(t, _)| t)
+                .filter(|t| !t.expired(now))
+                .cloned()
+        })
     }
 }
 
@@ -49,10 +65,15 @@ impl TaskStore for InMemoryTaskStore {
     fn create(&self, task: StoredTask) -> TaskStoreFuture<'_, ()> {
         let now = now_ms();
         self.with_tasks(|tasks| {
-            // Expired tasks are dropped whenever a new one comes, so the map stays bounded by
-            // what is alive.
-            tasks.retain(|_, t| !t.expired(now));
-            tasks.insert(task.task_id.clone(), task);
+            // Expired tasks are dropped as new ones come, so the map stays bounded by what
+            // is alive.
+            if now.saturating_sub(tasks.swept_ms) >= SWEEP_EVERY_MS {
+                tasks.live.retain(|_, (t, _)| !t.expired(now));
+                tasks.swept_ms = now;
+            }
+            tasks
+                .live
+                .insert(task.task_id.clone(), (task, Arc::new(Notify::new())));
         });
         Box::pin(async { Ok(()) })
     }
@@ -68,15 +89,15 @@ impl TaskStore for InMemoryTaskStore {
         change: TaskChange,
     ) -> TaskStoreFuture<'a, Option<StoredTask>> {
         let now = now_ms();
-        let (task, changed) = self.with_tasks(|tasks| match tasks.get_mut(task_id) {
-            Some(task) if !task.expired(now) => {
-                let changed = task.apply(change);
-                (Some(task.clone()), changed)
+        let (task, changed) = self.with_tasks(|tasks| match tasks.live.get_mut(task_id) {
+            Some((task, changed)) if !task.expired(now) => {
+                let applied = task.apply(change);
+                (Some(task.clone()), applied.then(|| Arc::clone(changed)))
             }
-            _ => (None, false),
+            _ => (None, None),
         });
-        if changed {
-            self.changes.notify_waiters();
+        if let Some(changed) = changed {
+            changed.notify_waiters();
         }
         Box::pin(async move { Ok(task) })
     }
@@ -89,10 +110,15 @@ impl TaskStore for InMemoryTaskStore {
     ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
         Box::pin(async move {
             let deadline = tokio::time::Instant::now() + timeout;
+            let Some(changes) =
+                self.with_tasks(|tasks| tasks.live.get(task_id).map(|(_, n)| Arc::clone(n)))
+            else {
+                return;
+            };
             loop {
                 // Registered before looking, so a change between the look and the wait is
                 // not missed.
-                let notified = self.changes.notified();
+                let notified = changes.notified();
                 tokio::pin!(notified);
                 notified.as_mut().enable();
                 if self.live(task_id).is_none_or(|t| t.version > seen) {

@@ -86,7 +86,12 @@ impl MessageTrace {
         let mut line = Vec::with_capacity(message.len() + 40);
         line.extend_from_slice(format!("mcp-trace {now} {direction} ").as_bytes());
         if self.redact.is_empty() {
-            line.extend_from_slice(message.trim_ascii());
+            // A line per message: line breaks (JSON whitespace) inside one become spaces,
+            // so a client cannot write lines of its own into the log.
+            line.extend(message.trim_ascii().iter().map(|&b| match b {
+                b'\n' | b'\r' => b' ',
+                b => b,
+            }));
         } else {
             line.extend_from_slice(self.redacted(message).as_bytes());
         }
@@ -137,7 +142,9 @@ fn open_private(path: &std::path::Path) -> io::Result<std::fs::File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-        options.mode(0o600);
+        // Not through a symbolic link: whoever can write where the log lives could point it
+        // at a file of the server's user, which would then be appended to and made 0600.
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
         let file = options.open(path)?;
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         Ok(file)
@@ -170,6 +177,54 @@ mod tests {
             trace.redacted(b"password=hunter2"),
             "[16 bytes that are not JSON, redacted]"
         );
+    }
+
+    /// A sink the test can read back.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_message_with_line_breaks_is_still_one_line() {
+        let sink = Shared::default();
+        let trace = MessageTrace {
+            sink: Mutex::new(Box::new(sink.clone())),
+            redact: Vec::new(),
+        };
+        trace.incoming(b"{\"a\":[1,\ntrue ,\r\n\"$(touch x)\"]}");
+        let written = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(written.lines().count(), 1, "{written}");
+        assert!(
+            written.ends_with("{\"a\":[1, true ,  \"$(touch x)\"]}\n"),
+            "{written}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_log_file_is_never_opened_through_a_symbolic_link() {
+        let dir = std::env::temp_dir().join(format!("mcp-trace-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("victim");
+        std::fs::write(&target, b"precious").unwrap();
+        let link = dir.join("trace.log");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let opened = MessageTrace::open(&MessageLog::File(link), Vec::new());
+        let untouched = std::fs::read(&target).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(opened.is_err());
+        assert_eq!(untouched, b"precious");
     }
 
     #[cfg(unix)]

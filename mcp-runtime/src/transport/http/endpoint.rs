@@ -29,6 +29,10 @@ use crate::server::session::{
 };
 
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How many bytes of one request's notifications may wait for a client that does not read
+/// its response stream before more are dropped (responses are always kept).
+const REQUEST_STREAM_BUDGET: usize = 1 << 20;
 use super::headers::VERSION_HEADER;
 
 /// What the POST body is, as far as the transport needs to know.
@@ -43,7 +47,7 @@ struct Peek<'a> {
 /// The shape of a POST body.
 enum Body_ {
     /// One request: answered with its response.
-    Request { initialize: bool },
+    Request { initialize: bool, listen: bool },
     /// A notification, a response, or a batch of only those: answered with 202.
     NoResponse,
     /// A batch holding requests.
@@ -71,6 +75,7 @@ fn classify(body: &[u8]) -> Body_ {
             id: Some(_),
         }) => Body_::Request {
             initialize: method == "initialize",
+            listen: method == "subscriptions/listen",
         },
         Ok(_) => Body_::NoResponse,
         Err(_) => Body_::Malformed,
@@ -304,11 +309,15 @@ pub(super) async fn post(
         // An `initialize` negotiates like any other (clients send one first, stateless
         // server or not); every other request stands alone at the header's revision.
         let session = match shape {
-            Body_::Request { initialize: true } => Arc::new(Session::new(Outbound::new().0)),
+            Body_::Request {
+                initialize: true, ..
+            } => Arc::new(Session::new(Outbound::new().0)),
             _ => stateless_session(version),
         };
         (None, session, false)
-    } else if let Body_::Request { initialize: true } = shape
+    } else if let Body_::Request {
+        initialize: true, ..
+    } = shape
         && headers.get(SESSION_HEADER).is_none()
     {
         let client = Client::of(auth.as_deref(), peer.map(|Extension(ConnectInfo(p))| p));
@@ -336,18 +345,31 @@ pub(super) async fn post(
     // request, or a cancellation) is handled at once, and refusing it could leave the very
     // requests that hold the slots waiting forever.
     let counted = matches!(shape, Body_::Request { .. } | Body_::Batch);
+    let listen = matches!(shape, Body_::Request { listen: true, .. });
     let permit = match &http_session {
-        Some(s) if counted => match Arc::clone(&s.in_flight).try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => {
+        Some(s) if counted => {
+            let Ok(permit) = Arc::clone(&s.in_flight).try_acquire_owned() else {
                 return json_error(
                     StatusCode::TOO_MANY_REQUESTS,
                     "too many requests in flight for this session",
                 );
-            }
-        },
-        None if counted => match Arc::clone(&state.sessionless_in_flight).try_acquire_owned() {
-            Ok(permit) => Some(permit),
+            };
+            let Some(call) = state.sessions.begin_call(&s.client) else {
+                return json_error(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too many requests in flight for this client, over all its sessions",
+                );
+            };
+            Some((permit, Some(call)))
+        }
+        None if counted => match Arc::clone(if listen {
+            &state.listeners
+        } else {
+            &state.sessionless_in_flight
+        })
+        .try_acquire_owned()
+        {
+            Ok(permit) => Some((permit, None)),
             Err(_) => {
                 let mut busy = json_error(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -361,7 +383,7 @@ pub(super) async fn post(
         _ => None,
     };
 
-    let (out, mut frames) = Outbound::new();
+    let (out, mut frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
     // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
     // stream goes on until the call it answers has finished.
     let close = CancellationToken::new();

@@ -7,7 +7,9 @@
 //!    §3.2: a request with several `Host` lines is 400);
 //! 2. `Host` and `Origin`: well formed (400) and allowed (403);
 //! 3. a declared body over the limit: 413 before any of it is read, so no `100 Continue`;
-//! 4. the bearer token, unless the route is public (the metadata only): 401 or 403;
+//! 4. the bearer token, unless the route is public (the metadata only): 401 or 403; a
+//!    public route takes no body at all (413), so a caller without a token can make the
+//!    server hold nothing;
 //! 5. the body, read whole within the body timeout (408) and under the limit (413), so a
 //!    handler never waits on a slow client.
 
@@ -44,7 +46,9 @@ pub(crate) async fn admit(
     if let Err(refusal) =
         security::check_host_and_origin(&state, &parts.headers, authority.as_deref())
     {
-        return *refusal;
+        // A request naming a host it may not (or none, or two) is not one to keep a
+        // connection open for.
+        return closing(*refusal);
     }
     let limit = state.options.max_body_bytes;
     let declared = parts
@@ -55,14 +59,23 @@ pub(crate) async fn admit(
     if declared.is_some_and(|length| length > limit as u64) {
         return closing(too_large(limit));
     }
-    if !state.public_paths.iter().any(|p| p == parts.uri.path()) {
-        match security::authenticate(&state, &parts.headers).await {
-            Ok(Some(caller)) => {
-                parts.extensions.insert(Arc::new(caller));
-            }
-            Ok(None) => {}
-            Err(refusal) => return *refusal,
+    if state.public_paths.iter().any(|p| p == parts.uri.path()) {
+        let has_body = declared.is_some_and(|length| length > 0)
+            || parts.headers.contains_key(header::TRANSFER_ENCODING);
+        if has_body {
+            return closing(json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "this route takes no request body",
+            ));
         }
+        return next.run(Request::from_parts(parts, Body::empty())).await;
+    }
+    match security::authenticate(&state, &parts.headers).await {
+        Ok(Some(caller)) => {
+            parts.extensions.insert(Arc::new(caller));
+        }
+        Ok(None) => {}
+        Err(refusal) => return *refusal,
     }
     let body =
         match tokio::time::timeout(state.options.body_read_timeout, read_body(body, limit)).await {

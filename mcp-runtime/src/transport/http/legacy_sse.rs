@@ -25,6 +25,10 @@ use crate::auth::AuthInfo;
 use crate::server::Routed;
 use crate::server::session::{Outbound, RequestChannel, Session};
 
+/// How many bytes of answers may wait for a legacy session's stream before the session's
+/// new requests are refused.
+const LEGACY_BACKLOG: usize = 1 << 20;
+
 /// One open legacy session: one SSE connection.
 #[derive(Clone)]
 struct LegacySession {
@@ -198,6 +202,20 @@ async fn message(
             "too many requests in flight for this session",
         );
     };
+    let Some(client_call) = state.sessions.begin_call(&legacy.client) else {
+        return json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many requests in flight for this client, over all its sessions",
+        );
+    };
+    // Every answer travels on the session's one stream: a client that posts faster than it
+    // reads would make the server hold the answers without end.
+    if legacy.out.queued_bytes() > LEGACY_BACKLOG {
+        return json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "this session's stream holds answers its client has not read: read them first",
+        );
+    }
     let mut channel = RequestChannel::new(legacy.out.clone());
     channel.auth = caller;
     let out = legacy.out;
@@ -206,7 +224,7 @@ async fn message(
         Routed::Reply(None) => {}
         Routed::Deferred(call) => {
             state.tasks.spawn(async move {
-                let _permit = permit;
+                let _permit = (permit, client_call);
                 if let Some(frame) = call.await {
                     out.send(frame);
                 }

@@ -79,6 +79,7 @@ pub struct HttpOptions {
     pub(crate) authorization_servers: Vec<String>,
     pub(crate) resource_base_url: Option<String>,
     pub(crate) max_sessions_per_client: usize,
+    pub(crate) max_in_flight_per_client: usize,
     pub(crate) header_read_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
     pub(crate) idle_timeout: Duration,
@@ -111,6 +112,7 @@ impl Default for HttpOptions {
             authorization_servers: Vec::new(),
             resource_base_url: None,
             max_sessions_per_client: 1_000,
+            max_in_flight_per_client: 1024,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
@@ -174,9 +176,18 @@ impl HttpOptions {
         self
     }
 
-    /// The most requests one session may have in flight; more get 429.
+    /// The most requests one session may have in flight (64 unless set); more get 429.
     pub fn max_in_flight_per_session(mut self, requests: usize) -> Self {
         self.max_in_flight_per_session = requests;
+        self
+    }
+
+    /// The most requests one client (token subject, or peer address) may have in flight
+    /// over all its sessions (1,024 unless set); more get 429. A handshake-era call goes on
+    /// when its connection closes, so without this a client could leave calls running in
+    /// session after session.
+    pub fn max_in_flight_per_client(mut self, requests: usize) -> Self {
+        self.max_in_flight_per_client = requests;
         self
     }
 
@@ -371,6 +382,9 @@ pub(crate) struct HttpState {
     pub drained: CancellationToken,
     /// Requests without a session in flight (see `max_in_flight_sessionless`).
     pub sessionless_in_flight: Arc<tokio::sync::Semaphore>,
+    /// Open `subscriptions/listen` streams: as many again, counted apart, so that
+    /// long-lived listeners cannot take every slot of the requests that come and go.
+    pub listeners: Arc<tokio::sync::Semaphore>,
     /// The routes served without a token (the metadata).
     pub public_paths: Vec<String>,
     #[cfg(feature = "legacy-sse")]
@@ -468,6 +482,7 @@ impl Server {
             options.max_sessions,
             options.max_sessions_per_client,
             options.max_in_flight_per_session,
+            options.max_in_flight_per_client,
             options.session_store.is_some(),
         );
         let sessionless_in_flight = Arc::new(tokio::sync::Semaphore::new(
@@ -479,9 +494,13 @@ impl Server {
             .filter(|r| r.public)
             .map(|r| r.path)
             .collect();
+        let listeners = Arc::new(tokio::sync::Semaphore::new(
+            options.max_in_flight_sessionless.max(1),
+        ));
         let state = Arc::new(HttpState {
             server: self.clone(),
             sessionless_in_flight,
+            listeners,
             public_paths,
             options,
             sessions,

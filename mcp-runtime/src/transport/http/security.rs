@@ -133,10 +133,14 @@ impl BearerTokens {
 
     /// The caller a token names, if it is in the table.
     pub fn find(&self, token: &str) -> Option<AuthInfo> {
+        // The presented token is hashed once, whatever its length and the table's size.
+        let presented = self.mac(token).finalize();
         let mut found = None;
-        // Every entry is checked, so the time does not say which one matched.
+        // Every entry is compared, in constant time, so the time does not say which one
+        // matched, nor how much of one did.
         for (expected, caller) in &self.entries {
-            if self.mac(token).verify_slice(expected).is_ok() && found.is_none() {
+            let expected = hmac::digest::CtOutput::<Hmac<Sha256>>::new((*expected).into());
+            if presented == expected && found.is_none() {
                 found = Some(caller.clone());
             }
         }
@@ -228,19 +232,16 @@ pub(crate) fn check_host_and_origin(
     headers: &HeaderMap,
     uri_authority: Option<&str>,
 ) -> Result<(), Refusal> {
-    let host_header = match headers.get(header::HOST) {
-        Some(value) => Some(value.to_str().map_err(|_| malformed("Host"))?),
-        None => None,
-    };
-    // An absolute-form target names its own authority (RFC 9112 §3.2.2); both must pass.
-    let named: Vec<&str> = host_header.into_iter().chain(uri_authority).collect();
-    if named.is_empty() {
+    // Every HTTP/1.1 request has a Host (RFC 9112 §3.2), an absolute-form one too; its
+    // target's authority must pass as well.
+    let Some(host_header) = headers.get(header::HOST) else {
         return Err(Box::new(json_error(
             StatusCode::BAD_REQUEST,
             "a Host header is required",
         )));
-    }
-    for authority in named {
+    };
+    let host_header = host_header.to_str().map_err(|_| malformed("Host"))?;
+    for authority in std::iter::once(host_header).chain(uri_authority) {
         let host = authority_host(authority).ok_or_else(|| malformed("Host"))?;
         if !allowed(&state.options.allowed_hosts, host) {
             return Err(Box::new(json_error(
@@ -274,6 +275,10 @@ fn malformed(name: &str) -> Refusal {
     ))
 }
 
+/// The longest bearer token passed to a verifier: a signed JWT is a few KiB, and a verifier
+/// must not be made to hash megabytes for a caller it has not identified.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
 /// The bearer token of an `Authorization` header: the scheme is matched without regard to
 /// case (RFC 9110 §11.1), and the token must be one `token68` (RFC 6750 §2.1).
 fn bearer_token(value: &str) -> Option<&str> {
@@ -300,6 +305,16 @@ pub(crate) async fn authenticate(
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
         .and_then(bearer_token);
+    if token.is_some_and(|t| t.len() > MAX_TOKEN_BYTES) {
+        return Err(challenge(
+            StatusCode::UNAUTHORIZED,
+            &[
+                ("error", "invalid_token"),
+                ("resource_metadata", &metadata_url),
+            ],
+            &format!("invalid token: longer than {MAX_TOKEN_BYTES} bytes"),
+        ));
+    }
     let Some(token) = token else {
         return Err(challenge(
             StatusCode::UNAUTHORIZED,

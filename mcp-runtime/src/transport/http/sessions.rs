@@ -158,9 +158,32 @@ impl Sessions {
     }
 }
 
+/// Requests a client has in flight, over all its sessions.
+type CallCounts = Arc<Mutex<HashMap<Client, usize>>>;
+
+/// One request of a client in flight; its place in the count is given back when dropped.
+pub(crate) struct ClientCall {
+    counts: CallCounts,
+    client: Client,
+}
+
+impl Drop for ClientCall {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = counts.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                counts.remove(&self.client);
+            }
+        }
+    }
+}
+
 /// Every live session.
 pub(crate) struct SessionTable {
     sessions: Mutex<Sessions>,
+    calls: CallCounts,
+    max_calls_per_client: usize,
     epoch: Instant,
     pub idle_timeout: Duration,
     pub max_sessions: usize,
@@ -177,10 +200,13 @@ impl SessionTable {
         max_sessions: usize,
         max_per_client: usize,
         max_in_flight: usize,
+        max_calls_per_client: usize,
         shared: bool,
     ) -> Self {
         SessionTable {
             sessions: Mutex::new(Sessions::default()),
+            calls: CallCounts::default(),
+            max_calls_per_client: max_calls_per_client.max(1),
             epoch: Instant::now(),
             idle_timeout,
             max_sessions: max_sessions.max(1),
@@ -192,6 +218,22 @@ impl SessionTable {
 
     fn map(&self) -> std::sync::MutexGuard<'_, Sessions> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts a request of `client` in flight, over all its sessions; `None` when it has as
+    /// many as it may. A session's own limit bounds one session; this bounds a client that
+    /// spreads calls over many sessions (calls whose connection closed go on running).
+    pub(crate) fn begin_call(&self, client: &Client) -> Option<ClientCall> {
+        let mut counts = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let count = counts.entry(client.clone()).or_insert(0);
+        if *count >= self.max_calls_per_client && *client != Client::Unknown {
+            return None;
+        }
+        *count += 1;
+        Some(ClientCall {
+            counts: Arc::clone(&self.calls),
+            client: client.clone(),
+        })
     }
 
     /// Opens a session: a fresh random id, and a task that carries the session's own
