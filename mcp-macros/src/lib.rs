@@ -23,8 +23,14 @@ use proc_macro::TokenStream;
 /// See `mcp_runtime`'s documentation and the book's attribute reference.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::tool::expand(args.into(), item).into()
+    match parse::function(
+        item.into(),
+        "tool",
+        "a function (`fn name(…)`), which becomes the tool",
+    ) {
+        Ok(func) => expand::tool::expand(args.into(), func).into(),
+        Err(tokens) => tokens.into(),
+    }
 }
 
 /// Turns a function into an MCP prompt.
@@ -35,8 +41,14 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// and it is optional when its type is `Option<T>`.
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::prompt::expand(args.into(), item).into()
+    match parse::function(
+        item.into(),
+        "prompt",
+        "a function (`fn name(…)`) that returns the prompt's messages",
+    ) {
+        Ok(func) => expand::prompt::expand(args.into(), func).into(),
+        Err(tokens) => tokens.into(),
+    }
 }
 
 /// Turns a function into an MCP resource, or a resource template when its URI has variables.
@@ -47,8 +59,14 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// URI template variable binds to the parameter of the same name.
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::resource::expand(args.into(), item).into()
+    match parse::function(
+        item.into(),
+        "resource",
+        "a function (`fn name(…)`) that returns the resource's contents",
+    ) {
+        Ok(func) => expand::resource::expand(args.into(), func).into(),
+        Err(tokens) => tokens.into(),
+    }
 }
 
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs

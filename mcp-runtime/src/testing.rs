@@ -180,6 +180,18 @@ pub fn lint_schemas(server: &Server) -> SchemaLint {
         for (severity, message) in tool_name_problems(name) {
             found(severity, None, "name".into(), message);
         }
+        if tool
+            .descriptor
+            .description
+            .is_none_or(|d| d.trim().is_empty())
+        {
+            found(
+                Severity::Warning,
+                None,
+                "description".into(),
+                "no description: a model sees only the tool's name; add a doc comment or `#[tool(description = \"…\")]`".into(),
+            );
+        }
         let own = tool.descriptor.schema_profile.as_ref();
         let (input, output) = tool.schemas();
         for profile in own.map_or_else(|| profiles.iter().collect(), |p| vec![p]) {
