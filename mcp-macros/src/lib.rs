@@ -18,9 +18,12 @@ use proc_macro::TokenStream;
 /// `draft-07`: the tool's schemas are always sent in that profile, whatever the client), and
 /// `annotations(read_only, destructive, idempotent, open_world)` (each flag alone means
 /// `true`; `flag = false` states the opposite). The
-/// function's doc comment is the tool's description and each parameter's doc comment its
-/// property's description; a `Context` parameter is recognised by type and is not an argument.
-/// See `mcp_runtime`'s documentation and the book's attribute reference.
+/// function's doc comment is the tool's description (a tool without one is warned about) and
+/// each parameter's doc comment its property's description; a `Context` parameter is
+/// recognised by type and is not an argument. Only `args` makes the one parameter the whole
+/// argument object, never its name. A parameter may carry `#[header]` or
+/// `#[default = literal]`. See `mcp_runtime`'s documentation and the book's attribute
+/// reference.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
     match parse::function(

@@ -424,17 +424,24 @@ pub mod __private {
     impl<A, B> NotAnArgumentObject for (A, B) {}
     impl<A, B, C> NotAnArgumentObject for (A, B, C) {}
 
-    /// What `#[tool(args)]` requires of the answer.
+    /// What `#[tool(args)]` requires of a type, given the answer of its [`ArgumentsCheck`].
+    /// The type is `Self`, so rustc reports the unmet bound on the type as written.
     #[diagnostic::on_unimplemented(
-        message = "`#[tool(args)]` takes a struct with named fields, the whole argument object; `{T}` is not one",
+        message = "`#[tool(args)]` takes a struct with named fields, the whole argument object; `{Self}` is not one",
         label = "a tool's arguments are always an object of named arguments",
         note = "remove `args` to make this parameter one argument of that name, or take a struct that derives `Deserialize` and `JsonSchema`"
     )]
-    pub trait ArgumentObject<T> {}
-    impl<T> ArgumentObject<T> for MaybeAnObject {}
+    pub trait ArgumentObject<Answer> {}
+    impl<T: ?Sized> ArgumentObject<MaybeAnObject> for T {}
+    // A second answer that is never given, so rustc reads the answer from the argument rather
+    // than inferring it from the only impl (which would make a refusal a type mismatch).
+    impl<T: ?Sized> ArgumentObject<NeverAnAnswer> for T {}
+
+    /// No value has this type: see [`ArgumentObject`].
+    pub enum NeverAnAnswer {}
 
     /// Checks the answer of an [`ArgumentsCheck`].
-    pub fn argument_object<T, K: ArgumentObject<T>>(_kind: K) {}
+    pub fn argument_object<T: ArgumentObject<K>, K>(_kind: K) {}
 
     /// How a tool's return value becomes its result: the `outputSchema` and the conversion.
     pub struct ToolOutput<R> {

@@ -107,14 +107,11 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         // A type known never to be an object (`Vec<String>`, `String`, a number) is refused
         // here, on its own token, rather than by the catalogue when the server starts.
         let private = paths::private();
-        let check = super::respan(
-            quote! {
-                #private::argument_object::<#ty, _>(
-                    (&#private::ArgumentsCheck::<#ty>::new()).object_kind(),
-                )
-            },
-            ty.span(),
-        );
+        let check = quote! {
+            #private::argument_object::<#ty, _>(
+                (&#private::ArgumentsCheck::<#ty>::new()).object_kind(),
+            )
+        };
         let object_check = quote! {
             #[allow(dead_code)]
             fn __mcp_arguments_are_an_object() {
@@ -259,14 +256,14 @@ fn expand_model(m: &ToolModel) -> TokenStream {
             "the tool `{name}` has no description, so a model sees only its name: add a doc comment above `fn {}` (`/// What it does.`) or `#[tool(description = \"…\")]`",
             super::super::parse::signature::unraw(fn_ident)
         );
-        let use_site = quote_spanned!(fn_ident.span()=> let _ = #fn_ident::HAS_NO_DESCRIPTION;);
+        let use_site = quote_spanned!(fn_ident.span()=> #fn_ident::HAS_NO_DESCRIPTION);
         quote! {
             impl #fn_ident {
                 #[deprecated(note = #note)]
                 #[doc(hidden)]
                 const HAS_NO_DESCRIPTION: () = ();
             }
-            const _: () = { #use_site };
+            const _: () = #use_site;
         }
     } else {
         quote!()

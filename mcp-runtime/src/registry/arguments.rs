@@ -9,7 +9,10 @@
 //!   OpenAI's strict mode send `null` for every optional property they leave out);
 //! - a name the type does not know is refused, naming the closest known one, wherever serde
 //!   would have dropped it silently — unless the tool's input schema opens that object to other
-//!   properties (a flattened map, or `additionalProperties` that is not `false`).
+//!   properties (a flattened map, or `additionalProperties` that is not `false`). serde reports
+//!   what it skips as it reads (through `serde_ignored`), so a call pays nothing more unless a
+//!   name is unknown; what serde reads from a buffered copy (a `#[serde(flatten)]` field, an
+//!   internally tagged or untagged enum) it skips without a word, and is not checked.
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
