@@ -140,10 +140,13 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                     // A path naming the type parameter: `default` alone would bound it by
                     // `Default`, and a path without it leaves schemars nothing to infer.
                     let none = format!("::core::option::Option::<{with}>::default");
+                    // With `input_schema = …` nothing derives `JsonSchema`.
+                    let schema = (!explicit_schema)
+                        .then(|| quote!(#[schemars(with = #with, extend("default" = #value))]));
                     quote! {
                         #(#docs)* #header
                         #[serde(default = #none)]
-                        #[schemars(with = #with, extend("default" = #value))]
+                        #schema
                         #ident: ::core::option::Option<#t>,
                     }
                 }
@@ -254,7 +257,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     let undocumented = if m.description.is_missing() {
         let note = format!(
             "the tool `{name}` has no description, so a model sees only its name: add a doc comment above `fn {}` (`/// What it does.`) or `#[tool(description = \"…\")]`",
-            super::super::parse::signature::unraw(fn_ident)
+            crate::parse::signature::unraw(fn_ident)
         );
         let use_site = quote_spanned!(fn_ident.span()=> #fn_ident::HAS_NO_DESCRIPTION);
         quote! {
