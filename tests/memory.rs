@@ -131,3 +131,64 @@ async fn capabilities_follow_what_is_registered() {
     let init = empty_client.initialize().await.unwrap();
     assert!(init["capabilities"].get("tools").is_none());
 }
+
+/// Run a command: a lone parameter named `args` is one argument of that name, a list.
+#[tool]
+fn run_command(args: Vec<String>) -> String {
+    args.join(" ")
+}
+
+// The warning a tool without a description raises is what this module is about.
+#[allow(deprecated)]
+mod undocumented {
+    use mcp_runtime::prelude::*;
+
+    #[tool]
+    pub fn bare() -> &'static str {
+        "bare"
+    }
+}
+
+#[mcp_runtime::test]
+async fn a_lone_parameter_named_args_is_an_ordinary_argument_and_the_server_starts() {
+    let server = mcp_runtime::server!()
+        .auto_register(false)
+        .tools(mcp_runtime::tools![run_command])
+        .build()
+        .expect("the server starts");
+    let client = connected(&server).await;
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(
+        tools[0]["inputSchema"]["properties"]["args"]["type"],
+        "array"
+    );
+    assert_eq!(tools[0]["inputSchema"]["required"], json!(["args"]));
+    let result = client
+        .call_tool("run_command", json!({"args": ["ls", "-l"]}))
+        .await
+        .unwrap();
+    assert_eq!(result.content, vec![Content::text("ls -l")]);
+}
+
+#[test]
+fn the_lint_reports_a_tool_without_a_description() {
+    let server = mcp_runtime::server!()
+        .auto_register(false)
+        .tools(mcp_runtime::tools![undocumented::bare, multiply])
+        .build()
+        .unwrap();
+    let lint = mcp_runtime::testing::lint_schemas(&server);
+    let findings: Vec<_> = lint
+        .findings()
+        .iter()
+        .filter(|f| f.location == "description")
+        .collect();
+    assert_eq!(findings.len(), 1, "{lint}");
+    assert_eq!(findings[0].name, "bare");
+    assert_eq!(
+        findings[0].severity,
+        mcp_runtime::testing::Severity::Warning
+    );
+    assert!(findings[0].message.contains("no description"), "{lint}");
+    assert!(lint.is_clean(), "a warning, not an error: {lint}");
+}

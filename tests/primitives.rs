@@ -253,6 +253,7 @@ fn resources_are_listed_with_what_each_template_lists() {
             uris,
             [
                 "test://asks-name",
+                "test://json-numbers",
                 "test://static-binary",
                 "test://static-text",
                 "test://watched",
@@ -261,12 +262,12 @@ fn resources_are_listed_with_what_each_template_lists() {
                 "test://items/3/data",
             ]
         );
-        let text = &result["resources"][2];
+        let text = &result["resources"][3];
         assert_eq!(
             text["annotations"],
             json!({"audience": ["user"], "priority": 0.5})
         );
-        assert_eq!(result["resources"][1]["size"], 4);
+        assert_eq!(result["resources"][2]["size"], 4);
 
         let result = peer.ok("resources/templates/list", json!({}));
         assert_valid("2025-11-25", "ListResourceTemplatesResult", &result);
@@ -280,10 +281,81 @@ fn resources_are_listed_with_what_each_template_lists() {
         assert_eq!(
             templates,
             [
+                "test://digits/{n}",
                 "test://files/{+path}",
                 "test://items/{id}/data",
                 "test://search{?q,limit}"
             ]
+        );
+    }
+}
+
+#[test]
+fn a_json_resource_is_listed_with_the_mime_type_it_is_read_with() {
+    for mut peer in Peer::both(200) {
+        let name = peer.name();
+        let listed = peer.list_all("resources/list", "resources");
+        let numbers = listed
+            .iter()
+            .find(|r| r["uri"] == "test://json-numbers")
+            .unwrap_or_else(|| panic!("{name}: not listed"));
+        let read = peer.ok("resources/read", json!({"uri": "test://json-numbers"}));
+        assert_eq!(
+            read["contents"][0]["mimeType"], "application/json",
+            "{name}"
+        );
+        assert_eq!(
+            numbers["mimeType"], read["contents"][0]["mimeType"],
+            "{name}"
+        );
+
+        let templates = peer.list_all("resources/templates/list", "resourceTemplates");
+        let digits = templates
+            .iter()
+            .find(|t| t["uriTemplate"] == "test://digits/{n}")
+            .unwrap_or_else(|| panic!("{name}: not listed"));
+        let read = peer.ok("resources/read", json!({"uri": "test://digits/2026"}));
+        assert_eq!(read["contents"][0]["text"], "[2,0,2,6]", "{name}");
+        assert_eq!(
+            digits["mimeType"], read["contents"][0]["mimeType"],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_null_prompt_argument_is_named_and_an_empty_optional_one_is_left_out() {
+    for mut peer in Peer::both(200) {
+        let name = peer.name();
+        let e = peer.error(
+            "prompts/get",
+            json!({"name": "code_review", "arguments": {"base_branch": null}}),
+        );
+        assert_eq!(code(&e), -32602, "{name}");
+        assert_eq!(
+            message(&e),
+            "missing required argument `base_branch`: it was given as null; give it as text",
+            "{name}"
+        );
+
+        let result = peer.ok(
+            "prompts/get",
+            json!({"name": "code_review", "arguments": {"base_branch": "main", "language": null, "max_files": ""}}),
+        );
+        assert_eq!(
+            result["messages"][0]["content"]["text"],
+            "Review the any language changes against `main`.",
+            "{name}"
+        );
+
+        let e = peer.error(
+            "prompts/get",
+            json!({"name": "greeting", "arguments": {"name": 7}}),
+        );
+        assert_eq!(
+            message(&e),
+            "invalid argument `name`: prompt arguments are text, so give it as a string, not a number",
+            "{name}"
         );
     }
 }
@@ -491,8 +563,8 @@ fn every_list_pages_through_its_items() {
         for (method, key, expected) in [
             ("tools/list", "tools", 0),
             ("prompts/list", "prompts", 4),
-            ("resources/list", "resources", 7),
-            ("resources/templates/list", "resourceTemplates", 3),
+            ("resources/list", "resources", 8),
+            ("resources/templates/list", "resourceTemplates", 4),
         ] {
             let first = peer.ok(method, json!({}));
             assert!(first[key].as_array().unwrap().len() <= 2, "{name} {method}");

@@ -137,25 +137,25 @@ fn integers(
 }
 
 /// A flattened struct.
-#[tool]
+#[tool(args)]
 fn flattened(args: Flattened) -> String {
     format!("{args:?}")
 }
 
 /// `rename_all = "camelCase"`.
-#[tool]
+#[tool(args)]
 fn renamed(args: Renamed) -> String {
     format!("{args:?}")
 }
 
 /// Defaulted fields.
-#[tool]
+#[tool(args)]
 fn defaults(args: WithDefaults) -> String {
     format!("{args:?}")
 }
 
 /// A flattened internally tagged enum: the arguments' root holds a `oneOf`.
-#[tool]
+#[tool(args)]
 fn search(args: Search) -> String {
     format!("{args:?}")
 }

@@ -127,11 +127,54 @@ fn seven_message_flow_with_bad_arguments_is_a_tool_error_naming_the_field() {
 
     let response = seven_message_flow("add", json!({"a": 1, "b": 2, "c": 3}));
     assert_eq!(response["result"]["isError"], true);
-    assert!(
-        text(&response).contains("unknown field `c`"),
-        "{}",
-        text(&response)
+    assert_eq!(
+        text(&response),
+        "invalid arguments: unknown argument `c`; expected `a`, `b`"
     );
+}
+
+#[test]
+fn a_misspelt_argument_of_an_argument_struct_is_a_tool_error_naming_the_closest_one() {
+    let mut server = ready_catalogue();
+    let response = call(&mut server, 2, "search", json!({"query": "e", "limt": 1}));
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert_eq!(
+        text(&response),
+        "invalid arguments: unknown argument `limt`; did you mean `limit`?"
+    );
+    let response = call(&mut server, 3, "search", json!({"query": "e", "limit": 1}));
+    assert_eq!(text(&response), "e (limit 1)");
+}
+
+#[test]
+fn a_misspelt_field_inside_an_argument_is_a_tool_error_with_its_path() {
+    let mut server = ready_catalogue();
+    let response = call(
+        &mut server,
+        2,
+        "count_nodes",
+        json!({"tree": {"label": "a", "children": [{"label": "b", "chidren": []}]}}),
+    );
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert_eq!(
+        text(&response),
+        "invalid arguments: `tree.children[0]`: unknown field `chidren`; did you mean `children`?"
+    );
+}
+
+#[test]
+fn arguments_that_are_not_an_object_are_refused_without_generated_names() {
+    let mut server = ready_catalogue();
+    for (id, tool) in [(2, "count_nodes"), (3, "search")] {
+        let response = call(&mut server, id, tool, json!([]));
+        assert_eq!(response["result"]["isError"], true, "{response}");
+        let message = text(&response);
+        assert_eq!(
+            message,
+            "invalid arguments: the arguments must be an object of named arguments (`{\"name\": value}`), not an array"
+        );
+        assert!(!message.contains("__mcp"), "{message}");
+    }
 }
 
 #[test]

@@ -18,13 +18,22 @@ use proc_macro::TokenStream;
 /// `draft-07`: the tool's schemas are always sent in that profile, whatever the client), and
 /// `annotations(read_only, destructive, idempotent, open_world)` (each flag alone means
 /// `true`; `flag = false` states the opposite). The
-/// function's doc comment is the tool's description and each parameter's doc comment its
-/// property's description; a `Context` parameter is recognised by type and is not an argument.
-/// See `mcp_runtime`'s documentation and the book's attribute reference.
+/// function's doc comment is the tool's description (a tool without one is warned about) and
+/// each parameter's doc comment its property's description; a `Context` parameter is
+/// recognised by type and is not an argument. Only `args` makes the one parameter the whole
+/// argument object, never its name. A parameter may carry `#[header]` or
+/// `#[default = literal]`. See `mcp_runtime`'s documentation and the book's attribute
+/// reference.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::tool::expand(args.into(), item).into()
+    match parse::function(
+        item.into(),
+        "tool",
+        "a function (`fn name(…)`), which becomes the tool",
+    ) {
+        Ok(func) => expand::tool::expand(args.into(), func).into(),
+        Err(tokens) => tokens.into(),
+    }
 }
 
 /// Turns a function into an MCP prompt.
@@ -35,8 +44,14 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// and it is optional when its type is `Option<T>`.
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::prompt::expand(args.into(), item).into()
+    match parse::function(
+        item.into(),
+        "prompt",
+        "a function (`fn name(…)`) that returns the prompt's messages",
+    ) {
+        Ok(func) => expand::prompt::expand(args.into(), func).into(),
+        Err(tokens) => tokens.into(),
+    }
 }
 
 /// Turns a function into an MCP resource, or a resource template when its URI has variables.
@@ -47,8 +62,14 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// URI template variable binds to the parameter of the same name.
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::resource::expand(args.into(), item).into()
+    match parse::function(
+        item.into(),
+        "resource",
+        "a function (`fn name(…)`) that returns the resource's contents",
+    ) {
+        Ok(func) => expand::resource::expand(args.into(), func).into(),
+        Err(tokens) => tokens.into(),
+    }
 }
 
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs

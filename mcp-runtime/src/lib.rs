@@ -34,6 +34,8 @@ mod completion;
 mod content;
 mod context;
 mod error;
+#[cfg(not(feature = "http"))]
+mod feature_hints;
 mod fence;
 pub mod policy;
 mod prompt;
@@ -167,6 +169,8 @@ pub mod __private {
 
     pub use crate::content::{CallToolResult, IntoToolResult};
     pub use crate::context::Context;
+    #[cfg(not(feature = "http"))]
+    pub use crate::feature_hints::HttpFeatureEnabled;
     pub use crate::protocol::ToolAnnotations;
     pub use crate::registry::{
         Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
@@ -248,16 +252,26 @@ pub mod __private {
     /// The user's own struct as the whole argument object (`#[tool(args)]`).
     pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
         ToolArguments {
-            input_schema: crate::schema::input_schema_for::<A>,
+            input_schema: struct_schema::<A>,
             parse: parse_arguments::<A>,
         }
     }
 
+    /// The schema of the generated struct of a tool's parameters: closed, as the runtime
+    /// refuses a property it does not name, and without the struct's name as its title.
     fn fields_schema<T: schemars::JsonSchema>() -> serde_json::Value {
-        let mut schema = crate::schema::input_schema_for::<T>();
+        let mut schema = struct_schema::<T>();
         if let Some(obj) = schema.as_object_mut() {
             obj.remove("title");
         }
+        schema
+    }
+
+    /// The schema of an argument type: every object closed unless the type takes other
+    /// properties.
+    fn struct_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+        let mut schema = crate::schema::input_schema_for::<T>();
+        crate::schema::close_objects(&mut schema);
         schema
     }
 
@@ -278,6 +292,164 @@ pub mod __private {
     )]
     pub trait ParameterSchema: schemars::JsonSchema {}
     impl<T: schemars::JsonSchema> ParameterSchema for T {}
+
+    /// Whether the future of an async tool is `Send`, found by method resolution (autoref
+    /// specialisation): [`IsSendFuture::future_kind`] when it is, else
+    /// [`IsNotSendFuture::future_kind`]. The answer is a type, checked by [`send_tool_future`],
+    /// so a future that is not `Send` is one error naming the tool and the fix, on the
+    /// function's name, rather than rustc's "future cannot be sent between threads safely" at
+    /// the attribute.
+    pub struct SendCheck<Tool, F>(std::marker::PhantomData<fn() -> (Tool, F)>);
+
+    /// The [`SendCheck`] of a tool's future.
+    pub fn send_check<Tool, F>(_future: &F) -> SendCheck<Tool, F> {
+        SendCheck(std::marker::PhantomData)
+    }
+
+    /// The answer for a future that is `Send`.
+    pub struct SendFuture<F>(std::marker::PhantomData<fn() -> F>);
+
+    /// The answer for a future that is not.
+    pub struct NotSendFuture<F>(std::marker::PhantomData<fn() -> F>);
+
+    /// Chosen when the future is `Send`.
+    pub trait IsSendFuture<F> {
+        /// The answer.
+        fn future_kind(&self) -> SendFuture<F> {
+            SendFuture(std::marker::PhantomData)
+        }
+    }
+    impl<Tool, F: Send> IsSendFuture<F> for SendCheck<Tool, F> {}
+
+    /// Chosen otherwise.
+    pub trait IsNotSendFuture<F> {
+        /// The answer.
+        fn future_kind(&self) -> NotSendFuture<F> {
+            NotSendFuture(std::marker::PhantomData)
+        }
+    }
+    impl<Tool, F> IsNotSendFuture<F> for &SendCheck<Tool, F> {}
+
+    /// What [`send_tool_future`] requires of the answer.
+    #[diagnostic::on_unimplemented(
+        message = "the async tool `{Tool}` holds a value that is not `Send` across an `.await`",
+        label = "the future of `{Tool}` is not `Send`: the server runs tool calls on any of its threads",
+        note = "a `std::sync::MutexGuard`, an `Rc` or a `RefCell` borrow alive at an `.await` makes the future not `Send`: end its scope (or `drop` it) before the `.await`, or use `tokio::sync::Mutex`, whose guard may be held across one",
+        note = "the book's chapter \"Debugging macro errors\" shows this case"
+    )]
+    pub trait ToolFutureIsSend<Tool> {
+        /// The future, now known to be `Send`.
+        type Future: std::future::Future + Send;
+    }
+    impl<Tool, F: std::future::Future + Send> ToolFutureIsSend<Tool> for SendFuture<F> {
+        type Future = F;
+    }
+
+    /// The future of an async tool, once [`SendCheck`] has found it `Send`.
+    pub fn send_tool_future<Tool, K: ToolFutureIsSend<Tool>>(
+        _kind: K,
+        future: K::Future,
+    ) -> K::Future {
+        future
+    }
+
+    /// Whether a `#[tool(args)]` type is known not to be an object (a `Vec`, a `String`, a
+    /// number…), found by method resolution as for [`SendCheck`]: such a type is refused at
+    /// compile time on its own token, rather than when the server starts.
+    pub struct ArgumentsCheck<T>(std::marker::PhantomData<fn() -> T>);
+
+    impl<T> ArgumentsCheck<T> {
+        /// The check of `T`.
+        pub const fn new() -> Self {
+            ArgumentsCheck(std::marker::PhantomData)
+        }
+    }
+
+    impl<T> Default for ArgumentsCheck<T> {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// The answer for a type known not to be an object.
+    pub struct NotAnObject;
+    /// The answer for any other type (a struct, as far as the macro can tell).
+    pub struct MaybeAnObject;
+
+    /// Chosen for types whose schema is known not to describe an object.
+    pub trait IsNotAnObject {
+        /// The answer.
+        fn object_kind(&self) -> NotAnObject {
+            NotAnObject
+        }
+    }
+    impl<T: NotAnArgumentObject> IsNotAnObject for ArgumentsCheck<T> {}
+
+    /// Chosen otherwise.
+    pub trait IsMaybeAnObject {
+        /// The answer.
+        fn object_kind(&self) -> MaybeAnObject {
+            MaybeAnObject
+        }
+    }
+    impl<T> IsMaybeAnObject for &ArgumentsCheck<T> {}
+
+    /// Types whose JSON Schema is never an object with named properties.
+    pub trait NotAnArgumentObject {}
+    macro_rules! not_an_object {
+        ($($ty:ty),* $(,)?) => {$(impl NotAnArgumentObject for $ty {})*};
+    }
+    not_an_object!(
+        bool,
+        char,
+        String,
+        str,
+        i8,
+        i16,
+        i32,
+        i64,
+        i128,
+        isize,
+        u8,
+        u16,
+        u32,
+        u64,
+        u128,
+        usize,
+        f32,
+        f64,
+        (),
+        serde_json::Value,
+        std::path::PathBuf,
+    );
+    impl<T> NotAnArgumentObject for Vec<T> {}
+    impl<T> NotAnArgumentObject for std::collections::VecDeque<T> {}
+    impl<T> NotAnArgumentObject for std::collections::HashSet<T> {}
+    impl<T> NotAnArgumentObject for std::collections::BTreeSet<T> {}
+    impl<T> NotAnArgumentObject for Option<T> {}
+    impl<T, const N: usize> NotAnArgumentObject for [T; N] {}
+    impl<T: NotAnArgumentObject + ?Sized> NotAnArgumentObject for Box<T> {}
+    impl<A, B> NotAnArgumentObject for (A, B) {}
+    impl<A, B, C> NotAnArgumentObject for (A, B, C) {}
+
+    /// What `#[tool(args)]` requires of a type, given the answer of its [`ArgumentsCheck`].
+    /// The type is `Self`, so rustc reports the unmet bound on the type as written.
+    #[diagnostic::on_unimplemented(
+        message = "`#[tool(args)]` takes a struct with named fields, the whole argument object; `{Self}` is not one",
+        label = "a tool's arguments are always an object of named arguments",
+        note = "remove `args` to make this parameter one argument of that name, or take a struct that derives `Deserialize` and `JsonSchema`"
+    )]
+    pub trait ArgumentObject<Answer> {}
+    impl<T: ?Sized> ArgumentObject<MaybeAnObject> for T {}
+    // A second answer that is never given, so rustc reads the answer from the argument rather
+    // than inferring it from the only impl (which would make a refusal a type mismatch).
+    impl<T: ?Sized> ArgumentObject<NeverAnAnswer> for T {}
+
+    /// No value has this type: see [`ArgumentObject`].
+    pub enum NeverAnAnswer {}
+
+    /// Checks the answer of an [`ArgumentsCheck`].
+    pub fn argument_object<T: ArgumentObject<K>, K>(_kind: K) {}
 
     /// How a tool's return value becomes its result: the `outputSchema` and the conversion.
     pub struct ToolOutput<R> {
@@ -349,14 +521,31 @@ pub mod __private {
     }
 
     /// The conversion of a resource's return value into its contents, given the URI read and
-    /// the declared MIME type.
-    pub type ResourceOutput<R> =
-        fn(R, &str, Option<&str>) -> Result<Vec<ResourceContents>, RpcError>;
+    /// the MIME type.
+    pub type IntoContents<R> = fn(R, &str, Option<&str>) -> Result<Vec<ResourceContents>, RpcError>;
+
+    /// How a resource's return value becomes its contents: the conversion, and the MIME type
+    /// it is read and listed with.
+    pub struct ResourceOutput<R> {
+        /// Converts the return value.
+        pub into_contents: IntoContents<R>,
+        /// The declared MIME type, or else the one the return type always reads as
+        /// (`application/json` for `Json<T>`), so `resources/list` says what a read returns.
+        pub mime_type: Option<&'static str>,
+    }
 
     /// Checks a resource's return type once, as the type argument of this function, so an
     /// unfit type is reported on its own token (see [`ToolArguments`]).
-    pub const fn resource_output<R: IntoResourceContents>() -> ResourceOutput<R> {
-        R::into_contents
+    pub const fn resource_output<R: IntoResourceContents>(
+        declared: Option<&'static str>,
+    ) -> ResourceOutput<R> {
+        ResourceOutput {
+            into_contents: R::into_contents,
+            mime_type: match declared {
+                Some(mime) => Some(mime),
+                None => R::MIME_TYPE,
+            },
+        }
     }
 
     /// A resource template's `list = function`, checked at the function's path.

@@ -149,12 +149,33 @@ pub(crate) fn handler_error<E: fmt::Display + 'static>(e: E) -> RpcError {
 /// typed parameters by the generated code.
 #[derive(Debug, Default)]
 pub struct PromptArguments {
-    values: HashMap<String, String>,
+    /// Each argument's text; `None` for one given as `null`.
+    values: HashMap<String, Option<String>>,
 }
 
 impl PromptArguments {
     pub(crate) fn new(values: HashMap<String, String>) -> Self {
-        PromptArguments { values }
+        PromptArguments {
+            values: values.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+        }
+    }
+
+    /// The `arguments` of a `prompts/get` as the client sent them: text, or `null` for an
+    /// argument left out (as some clients send every argument they show). Anything else is
+    /// `-32602` naming the argument.
+    pub(crate) fn from_json(values: Map<String, Value>) -> Result<Self, RpcError> {
+        let values = values
+            .into_iter()
+            .map(|(name, value)| match value {
+                Value::String(text) => Ok((name, Some(text))),
+                Value::Null => Ok((name, None)),
+                other => Err(RpcError::invalid_params(format!(
+                    "invalid argument `{name}`: prompt arguments are text, so give it as a string, not {}",
+                    kind_of(&other)
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(PromptArguments { values })
     }
 
     /// A required argument, parsed with `FromStr`; missing or unparsable is `-32602` naming it.
@@ -162,7 +183,9 @@ impl PromptArguments {
         self.required_with(name, str::parse)
     }
 
-    /// An optional argument, parsed with `FromStr`; unparsable is `-32602` naming it.
+    /// An optional argument, parsed with `FromStr`; unparsable is `-32602` naming it. An
+    /// empty text or `null` is the argument left out: clients send `""` for a field their
+    /// user left blank.
     pub fn optional<T: FromStr<Err: fmt::Display>>(
         &self,
         name: &str,
@@ -176,8 +199,15 @@ impl PromptArguments {
         name: &str,
         parse: impl FnOnce(&str) -> Result<T, E>,
     ) -> Result<T, RpcError> {
-        self.optional_with(name, parse)?
-            .ok_or_else(|| RpcError::invalid_params(format!("missing required argument `{name}`")))
+        match self.values.get(name) {
+            Some(Some(raw)) => parse_argument(name, raw, parse),
+            Some(None) => Err(RpcError::invalid_params(format!(
+                "missing required argument `{name}`: it was given as null; give it as text"
+            ))),
+            None => Err(RpcError::invalid_params(format!(
+                "missing required argument `{name}`"
+            ))),
+        }
     }
 
     /// An optional argument, parsed with `parse`.
@@ -186,12 +216,32 @@ impl PromptArguments {
         name: &str,
         parse: impl FnOnce(&str) -> Result<T, E>,
     ) -> Result<Option<T>, RpcError> {
-        let Some(raw) = self.values.get(name) else {
-            return Ok(None);
-        };
-        parse(raw).map(Some).map_err(|e| {
-            RpcError::invalid_params(format!("invalid argument `{name}`: {e} (got {raw:?})"))
-        })
+        match self.values.get(name) {
+            Some(Some(raw)) if !raw.is_empty() => parse_argument(name, raw, parse).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+fn parse_argument<T, E: fmt::Display>(
+    name: &str,
+    raw: &str,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+) -> Result<T, RpcError> {
+    parse(raw).map_err(|e| {
+        RpcError::invalid_params(format!("invalid argument `{name}`: {e} (got {raw:?})"))
+    })
+}
+
+/// A JSON value's kind, for messages.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -217,6 +267,44 @@ mod tests {
         let e = a.required::<String>("m").unwrap_err();
         assert!(e.message.contains("missing required argument `m`"));
         assert_eq!(a.optional::<String>("m").unwrap(), None);
+    }
+
+    #[test]
+    fn a_null_argument_is_left_out_and_a_required_one_is_named() {
+        let a = PromptArguments::from_json(
+            serde_json::json!({"day": null})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+        .unwrap();
+        assert_eq!(a.optional::<String>("day").unwrap(), None);
+        let e = a.required::<String>("day").unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert_eq!(
+            e.message,
+            "missing required argument `day`: it was given as null; give it as text"
+        );
+    }
+
+    #[test]
+    fn an_argument_that_is_not_text_is_refused_naming_it() {
+        let e = PromptArguments::from_json(
+            serde_json::json!({"count": 3}).as_object().unwrap().clone(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, -32602);
+        assert_eq!(
+            e.message,
+            "invalid argument `count`: prompt arguments are text, so give it as a string, not a number"
+        );
+    }
+
+    #[test]
+    fn an_empty_optional_argument_is_left_out() {
+        let a = args(&[("day", ""), ("n", "")]);
+        assert_eq!(a.optional::<u32>("day").unwrap(), None);
+        assert_eq!(a.required::<String>("n").unwrap(), "");
     }
 
     #[test]

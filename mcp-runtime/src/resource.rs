@@ -174,6 +174,10 @@ pub fn resource_not_found(uri: &str) -> RpcError {
     note = "return a `String`, bytes (`Vec<u8>` or `Blob`), `Json<T>`, `ResourceContents`, a `Vec<ResourceContents>`, or a `Result` of one of these"
 )]
 pub trait IntoResourceContents {
+    /// The MIME type every value of this type reads as when the resource declares none
+    /// (`application/json` for [`Json<T>`]); it is listed in `resources/list` too.
+    const MIME_TYPE: Option<&'static str> = None;
+
     /// Converts the value.
     fn into_contents(
         self,
@@ -227,6 +231,8 @@ impl IntoResourceContents for Blob {
 }
 
 impl<T: Serialize> IntoResourceContents for Json<T> {
+    const MIME_TYPE: Option<&'static str> = Some("application/json");
+
     fn into_contents(
         self,
         uri: &str,
@@ -265,6 +271,8 @@ impl IntoResourceContents for Vec<ResourceContents> {
 }
 
 impl<T: IntoResourceContents, E: fmt::Display + 'static> IntoResourceContents for Result<T, E> {
+    const MIME_TYPE: Option<&'static str> = T::MIME_TYPE;
+
     fn into_contents(
         self,
         uri: &str,

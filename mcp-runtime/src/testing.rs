@@ -159,8 +159,8 @@ impl fmt::Display for SchemaLint {
 /// Checks every enabled tool, prompt and resource template of a server against every
 /// profile it may serve (the built-in ones, and its custom ones): what a profile cannot
 /// express (an error: that client may refuse the tool) and what it only keeps in words (a
-/// warning), plus the tool-name rules of the specification and the 60-character limit of
-/// some clients. A tool with a `schema_profile` of its own is checked under that one only.
+/// warning), plus the tool-name rules of the specification, the 60-character limit of some
+/// clients, and tools without a description (a warning: a model sees only their name). A tool with a `schema_profile` of its own is checked under that one only.
 pub fn lint_schemas(server: &Server) -> SchemaLint {
     let catalogue = server.catalogue();
     let profiles = server.schema_profiles().all();
@@ -179,6 +179,18 @@ pub fn lint_schemas(server: &Server) -> SchemaLint {
         };
         for (severity, message) in tool_name_problems(name) {
             found(severity, None, "name".into(), message);
+        }
+        if tool
+            .descriptor
+            .description
+            .is_none_or(|d| d.trim().is_empty())
+        {
+            found(
+                Severity::Warning,
+                None,
+                "description".into(),
+                "no description: a model sees only the tool's name; add a doc comment or `#[tool(description = \"…\")]`".into(),
+            );
         }
         let own = tool.descriptor.schema_profile.as_ref();
         let (input, output) = tool.schemas();

@@ -444,6 +444,23 @@ fn complete_item(prefix: &str, context: &mcp_runtime::CompletionContext) -> Vec<
 }
 
 /// A file under a root, by path (reserved expansion keeps the slashes).
+/// Numbers as JSON, with no MIME type declared: listed as `application/json`, as it reads.
+#[resource("test://json-numbers")]
+fn json_numbers() -> Json<Vec<u32>> {
+    Json(vec![1, 2, 3])
+}
+
+/// A number's digits as JSON, with no MIME type declared.
+#[resource("test://digits/{n}")]
+fn digits(n: u64) -> Result<Json<Vec<u32>>, String> {
+    Ok(Json(
+        n.to_string()
+            .chars()
+            .filter_map(|c| c.to_digit(10))
+            .collect(),
+    ))
+}
+
 #[resource("test://files/{+path}", mime = "text/plain")]
 fn file(path: String) -> String {
     format!("contents of {path}")

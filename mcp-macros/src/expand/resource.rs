@@ -103,14 +103,14 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
         const _: () = {
             #shims
 
-            const __MCP_OUTPUT: #resource_output_ty<#output_ty> = #resource_output::<#output_ty>();
+            const __MCP_OUTPUT: #resource_output_ty<#output_ty> = #resource_output::<#output_ty>(#mime);
 
             fn __mcp_read(__mcp_ctx: #context, __mcp_request: #resource_request) -> #resource_future {
                 ::std::boxed::Box::pin(async move {
                     let _ = &__mcp_ctx;
                     #(#reads)*
                     let __mcp_out = #fn_ident(#(#call_args),*) #awaited;
-                    __MCP_OUTPUT(__mcp_out, &__mcp_request.uri, #mime)
+                    (__MCP_OUTPUT.into_contents)(__mcp_out, &__mcp_request.uri, __MCP_OUTPUT.mime_type)
                 })
             }
 
@@ -120,7 +120,8 @@ fn expand_model(m: &ResourceModel) -> TokenStream {
                     name: #name,
                     title: #title,
                     description: #description,
-                    mime_type: #mime,
+                    // The declared MIME type, or the one the return type always reads as.
+                    mime_type: __MCP_OUTPUT.mime_type,
                     size: #size,
                     audience: &[#(#audience),*],
                     priority: #priority,

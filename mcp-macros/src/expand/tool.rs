@@ -104,7 +104,23 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         } else {
             argument_struct
         };
-        (quote!(), quote!(#ty), quote!(#constructor::<#ty>()))
+        // A type known never to be an object (`Vec<String>`, `String`, a number) is refused
+        // here, on its own token, rather than by the catalogue when the server starts.
+        let private = paths::private();
+        let check = quote! {
+            #private::argument_object::<#ty, _>(
+                (&#private::ArgumentsCheck::<#ty>::new()).object_kind(),
+            )
+        };
+        let object_check = quote! {
+            #[allow(dead_code)]
+            fn __mcp_arguments_are_an_object() {
+                #[allow(unused_imports)]
+                use #private::{IsMaybeAnObject as _, IsNotAnObject as _};
+                #check;
+            }
+        };
+        (object_check, quote!(#ty), quote!(#constructor::<#ty>()))
     } else {
         let type_params: Vec<_> = (0..param_types.len())
             .map(|i| format_ident!("__McpParam{i}"))
@@ -116,7 +132,26 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                 let name = &h.name;
                 quote!(#[schemars(extend("x-mcp-header" = #name))])
             });
-            quote!(#(#docs)* #header #ident: #t,)
+            match &p.default {
+                // Read as an `Option` (so `null` is the default too) and described as the
+                // parameter's own type, with its `default`.
+                Some(value) => {
+                    let with = quote!(#t).to_string();
+                    // A path naming the type parameter: `default` alone would bound it by
+                    // `Default`, and a path without it leaves schemars nothing to infer.
+                    let none = format!("::core::option::Option::<{with}>::default");
+                    // With `input_schema = …` nothing derives `JsonSchema`.
+                    let schema = (!explicit_schema)
+                        .then(|| quote!(#[schemars(with = #with, extend("default" = #value))]));
+                    quote! {
+                        #(#docs)* #header
+                        #[serde(default = #none)]
+                        #schema
+                        #ident: ::core::option::Option<#t>,
+                    }
+                }
+                None => quote!(#(#docs)* #header #ident: #t,),
+            }
         });
         let (generics, bounded, instance, turbofish) = if param_types.is_empty() {
             Default::default()
@@ -145,8 +180,10 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         };
         (
             quote! {
+                // Not `deny_unknown_fields`: the runtime refuses a name the struct does not
+                // know, naming the closest one, as for any argument type.
                 #derives
-                #[serde(crate = #serde_crate, deny_unknown_fields)]
+                #[serde(crate = #serde_crate)]
                 #[allow(non_camel_case_types)]
                 struct #args_ident #generics { #(#fields)* }
 
@@ -164,11 +201,73 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         ParamKind::Argument if m.args_struct => quote!(__mcp_args),
         ParamKind::Argument => {
             let ident = &p.ident;
-            quote!(__mcp_args.#ident)
+            match &p.default {
+                Some(value) => {
+                    // A string literal is converted (`"metric"` for a `String`); other
+                    // literals are of the parameter's type as written.
+                    let value = match value {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(_),
+                            ..
+                        }) => quote_spanned!(value.span()=> ::core::convert::Into::into(#value)),
+                        _ => quote!(#value),
+                    };
+                    quote!(__mcp_args.#ident.unwrap_or_else(|| #value))
+                }
+                None => quote!(__mcp_args.#ident),
+            }
         }
     });
-    let awaited = if func.sig.asyncness.is_some() {
-        quote!(.await)
+    // An async function's future is checked for `Send` by the type of its answer, so one
+    // that is not is a single error on the function's name (see `SendCheck`).
+    let private = paths::private();
+    let call = if func.sig.asyncness.is_some() {
+        let check = super::respan(
+            quote! {
+                #private::send_tool_future::<#fn_ident, _>(
+                    (&#private::send_check::<#fn_ident, _>(&__mcp_future)).future_kind(),
+                    __mcp_future,
+                )
+            },
+            fn_ident.span(),
+        );
+        quote! {
+            #[allow(unused_imports)]
+            use #private::{IsNotSendFuture as _, IsSendFuture as _};
+            let __mcp_future = #fn_ident(#(#call_args),*);
+            let __mcp_future = #check;
+            ::std::boxed::Box::pin(async move {
+                let _ = &__mcp_ctx;
+                let __mcp_out = __mcp_future.await;
+                (__MCP_OUTPUT.into_tool_result)(__mcp_out)
+            })
+        }
+    } else {
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                let _ = &__mcp_ctx;
+                let __mcp_out = #fn_ident(#(#call_args),*);
+                (__MCP_OUTPUT.into_tool_result)(__mcp_out)
+            })
+        }
+    };
+    // A tool without a description is served with its name alone: a warning at the
+    // function's name (proc macros have no warnings of their own on stable Rust, so it is a
+    // deprecated constant, used there).
+    let undocumented = if m.description.is_missing() {
+        let note = format!(
+            "the tool `{name}` has no description, so a model sees only its name: add a doc comment above `fn {}` (`/// What it does.`) or `#[tool(description = \"…\")]`",
+            crate::parse::signature::unraw(fn_ident)
+        );
+        let use_site = quote_spanned!(fn_ident.span()=> #fn_ident::HAS_NO_DESCRIPTION);
+        quote! {
+            impl #fn_ident {
+                #[deprecated(note = #note)]
+                #[doc(hidden)]
+                const HAS_NO_DESCRIPTION: () = ();
+            }
+            const _: () = #use_site;
+        }
     } else {
         quote!()
     };
@@ -195,6 +294,8 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         #[allow(non_camel_case_types)]
         #vis struct #fn_ident {}
 
+        #undocumented
+
         const _: () = {
             #args_struct
 
@@ -210,11 +311,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
                         return ::std::boxed::Box::pin(::core::future::ready(error));
                     }
                 };
-                ::std::boxed::Box::pin(async move {
-                    let _ = &__mcp_ctx;
-                    let __mcp_out = #fn_ident(#(#call_args),*) #awaited;
-                    (__MCP_OUTPUT.into_tool_result)(__mcp_out)
-                })
+                #call
             }
 
             impl #tool_trait for #fn_ident {

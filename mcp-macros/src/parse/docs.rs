@@ -50,6 +50,11 @@ impl Docs {
         Docs { pieces }
     }
 
+    /// Whether there is no documentation at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
     /// `Some(concat!(…))`, or `None` when there is no documentation.
     pub(crate) fn to_option_tokens(&self) -> TokenStream {
         if self.pieces.is_empty() {

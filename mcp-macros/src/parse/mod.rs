@@ -14,6 +14,46 @@ use std::fmt::Display;
 
 use quote::ToTokens;
 
+/// The function an item attribute is written on; anything else is reported at its keyword,
+/// saying what the attribute applies to, and emitted again unchanged.
+pub(crate) fn function(
+    item: proc_macro2::TokenStream,
+    attribute: &str,
+    applies_to: &str,
+) -> Result<syn::ItemFn, proc_macro2::TokenStream> {
+    let item = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(syn::Item::Fn(func)) => return Ok(func),
+        Ok(item) => item,
+        Err(e) => {
+            let error = e.into_compile_error();
+            return Err(quote::quote!(#item #error));
+        }
+    };
+    let (what, at): (&str, proc_macro2::TokenStream) = match &item {
+        syn::Item::Struct(i) => ("a struct", i.struct_token.to_token_stream()),
+        syn::Item::Enum(i) => ("an enum", i.enum_token.to_token_stream()),
+        syn::Item::Const(i) => ("a constant", i.const_token.to_token_stream()),
+        syn::Item::Static(i) => ("a static", i.static_token.to_token_stream()),
+        syn::Item::Impl(i) => ("an `impl` block", i.impl_token.to_token_stream()),
+        syn::Item::Trait(i) => ("a trait", i.trait_token.to_token_stream()),
+        syn::Item::Mod(i) => ("a module", i.mod_token.to_token_stream()),
+        syn::Item::Type(i) => ("a type alias", i.type_token.to_token_stream()),
+        syn::Item::Use(i) => ("a `use` item", i.use_token.to_token_stream()),
+        other => ("this item", other.to_token_stream()),
+    };
+    let struct_hint = if attribute == "tool" && matches!(item, syn::Item::Struct(_)) {
+        "; a struct of arguments is taken by the tool's function, marked `#[tool(args)]`"
+    } else {
+        ""
+    };
+    let error = syn::Error::new_spanned(
+        at,
+        format!("`#[{attribute}]` applies to {applies_to}, not to {what}{struct_hint}"),
+    )
+    .into_compile_error();
+    Err(quote::quote!(#item #error))
+}
+
 /// Collects errors while parsing. It must be [`Ctxt::check`]ed before it is dropped, so no
 /// error is ever lost.
 pub(crate) struct Ctxt {

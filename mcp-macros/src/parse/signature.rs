@@ -48,6 +48,21 @@ impl Item {
         }
     }
 
+    /// Why a parameter takes no `#[serde(…)]`, and what to write instead.
+    fn why_no_serde(self) -> &'static str {
+        match self {
+            Item::Tool => {
+                "a tool parameter takes no `#[serde(…)]` attributes: give a default with `#[default = 10]` (shown in the schema as `default`), or make it an `Option<T>`; for other serde options, take a struct with `#[tool(args)]`, whose fields take them"
+            }
+            Item::Prompt => {
+                "a prompt argument is text parsed with `FromStr`, so `#[serde(…)]` does not apply: for a default, make the parameter an `Option<T>` and use `unwrap_or` in the function"
+            }
+            Item::Resource => {
+                "a URI variable is text parsed with `FromStr`, so `#[serde(…)]` does not apply"
+            }
+        }
+    }
+
     /// What to write after `->` when a prompt or resource has no return type.
     fn return_example(self) -> &'static str {
         match self {
@@ -90,6 +105,14 @@ impl Description {
         }
     }
 
+    /// Whether the item has no description: no doc comment and no `description = "…"`.
+    pub(crate) fn is_missing(&self) -> bool {
+        match self {
+            Description::Override(lit) => lit.value().trim().is_empty(),
+            Description::Docs(docs) => docs.is_empty(),
+        }
+    }
+
     /// `Some("…")` or `None`, as an `Option<&'static str>` expression.
     pub(crate) fn to_option_tokens(&self) -> proc_macro2::TokenStream {
         match self {
@@ -107,6 +130,8 @@ pub(crate) struct Param {
     pub docs: Vec<syn::Attribute>,
     /// `#[header]`: the argument is mirrored into the HTTP header `Mcp-Param-{name}`.
     pub header: Option<Header>,
+    /// `#[default = 10]`: the value of a tool argument left out, also the schema's `default`.
+    pub default: Option<syn::Expr>,
 }
 
 /// A `#[header]` or `#[header("Name")]` on a tool parameter.
@@ -257,6 +282,14 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec
         let (headers, others): (Vec<_>, Vec<_>) = others
             .into_iter()
             .partition(|a| a.path().is_ident("header"));
+        let (defaults, others): (Vec<_>, Vec<_>) = others
+            .into_iter()
+            .partition(|a| a.path().is_ident("default"));
+        let (serde, others): (Vec<_>, Vec<_>) =
+            others.into_iter().partition(|a| a.path().is_ident("serde"));
+        for attr in &serde {
+            cx.error_spanned_by(attr, item.why_no_serde());
+        }
         pat_type.attrs = others;
         let ident = match &*pat_type.pat {
             syn::Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
@@ -281,12 +314,14 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec
             ParamKind::Argument
         };
         let header = parse_header(cx, &headers, &ident, kind, item);
+        let default = parse_default(cx, &defaults, kind, item);
         params.push(Param {
             ident,
             ty,
             kind,
             docs,
             header,
+            default,
         });
     }
     params
@@ -353,6 +388,74 @@ fn parse_header(
     })
 }
 
+const DEFAULT_EXAMPLE: &str = "`#[default = 10]`, `#[default = \"metric\"]` or `#[default = true]`";
+
+/// Reads the `#[default = …]` of one parameter: at most one, on a tool's argument, a literal
+/// (which is also the schema's `default`, so it must be known to the macro).
+fn parse_default(
+    cx: &Ctxt,
+    attrs: &[syn::Attribute],
+    kind: ParamKind,
+    item: Item,
+) -> Option<syn::Expr> {
+    let (first, rest) = attrs.split_first()?;
+    for extra in rest {
+        cx.error_spanned_by(extra, "duplicate attribute `default`");
+    }
+    if item != Item::Tool {
+        cx.error_spanned_by(
+            first,
+            format!(
+                "`#[default]` is for tool parameters: make a {} parameter an `Option<T>` and use `unwrap_or` in the function",
+                item.noun()
+            ),
+        );
+        return None;
+    }
+    if kind == ParamKind::Context {
+        cx.error_spanned_by(
+            first,
+            "`#[default]` gives an argument left out by the client a value; a `Context` is not an argument",
+        );
+        return None;
+    }
+    let syn::Meta::NameValue(nv) = &first.meta else {
+        cx.error_spanned_by(
+            first,
+            format!("`#[default]` needs a value: {DEFAULT_EXAMPLE}"),
+        );
+        return None;
+    };
+    let literal = match &nv.value {
+        syn::Expr::Lit(lit) => matches!(
+            lit.lit,
+            syn::Lit::Str(_) | syn::Lit::Int(_) | syn::Lit::Float(_) | syn::Lit::Bool(_)
+        ),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => matches!(
+            &**expr,
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(_) | syn::Lit::Float(_),
+                ..
+            })
+        ),
+        _ => false,
+    };
+    if !literal {
+        cx.error_spanned_by(
+            &nv.value,
+            format!(
+                "`#[default = …]` takes a literal, which is also the schema's `default`: {DEFAULT_EXAMPLE}; for a default computed in code, make the parameter an `Option<T>` and use `unwrap_or_else` in the function"
+            ),
+        );
+        return None;
+    }
+    Some(nv.value.clone())
+}
+
 /// `region` → `Region`, `tenant_id` → `Tenant-Id`.
 fn default_header_name(param: &str) -> String {
     param
@@ -397,6 +500,13 @@ fn check_param_type(cx: &Ctxt, ty: &syn::Type, item: Item) -> bool {
                     "a {noun} parameter must name its type, not `impl Trait`: {}",
                     item.why_concrete()
                 ),
+            );
+            true
+        }
+        syn::Type::Reference(r) if is_context(&r.elem) => {
+            cx.error_spanned_by(
+                ty,
+                "the `Context` is taken by value: write `ctx: Context` (it is a cheap handle, cloned for each call)",
             );
             true
         }

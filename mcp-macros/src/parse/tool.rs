@@ -110,12 +110,17 @@ pub(crate) fn parse(
             format!("`args` needs exactly one parameter besides `Context`, the argument struct; this function has {arguments}"),
         );
     }
-    // A single parameter named `args` is the argument struct, as if `#[tool(args)]` were given.
-    let args_struct = attr.args.is_some()
-        || (arguments == 1
-            && params
-                .iter()
-                .any(|p| p.kind == ParamKind::Argument && p.ident == "args"));
+    // Only `#[tool(args)]` makes a parameter the whole argument object: a parameter's name
+    // never changes what it means (`args: Vec<String>` is an argument named `args`).
+    let args_struct = attr.args.is_some();
+    if attr.args.is_some() {
+        for default in params.iter().filter_map(|p| p.default.as_ref()) {
+            cx.error_spanned_by(
+                default,
+                "`#[default]` gives one argument a default, and with `#[tool(args)]` this parameter is the whole argument object: put `#[serde(default = …)]` on the struct's fields instead",
+            );
+        }
+    }
     check_headers(&cx, &params, &attr);
     let return_type = return_type(&func);
     let description = Description::new(attr.description, &func.attrs);
@@ -342,13 +347,13 @@ fn task_support_variant(cx: &Ctxt, lit: &syn::LitStr) -> Option<syn::Ident> {
 /// `x-mcp-header`) or with an argument struct, and each header name once, whatever its case.
 fn check_headers(cx: &Ctxt, params: &[Param], attr: &ToolAttr) {
     let mut seen: Vec<&str> = Vec::new();
-    for (param, header) in params.iter().filter_map(|p| Some((p, p.header.as_ref()?))) {
+    for header in params.iter().filter_map(|p| p.header.as_ref()) {
         if attr.input_schema.is_some() {
             cx.error_spanned_by(
                 &header.attr,
                 "`#[header]` cannot be used with `input_schema`: write `\"x-mcp-header\": \"…\"` in that schema's property instead",
             );
-        } else if attr.args.is_some() || param.ident == "args" {
+        } else if attr.args.is_some() {
             cx.error_spanned_by(
                 &header.attr,
                 "`#[header]` marks one argument, and an argument struct is the whole argument object: mark the struct's field with `#[schemars(extend(\"x-mcp-header\" = \"…\"))]` instead",

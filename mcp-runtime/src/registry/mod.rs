@@ -5,6 +5,7 @@
 //! publishes a new immutable [`Catalogue`] of the enabled items, which requests read without
 //! locking anything but a pointer swap.
 
+mod arguments;
 pub(crate) mod headers;
 mod prompt;
 mod resource;
@@ -139,7 +140,7 @@ impl fmt::Display for CatalogueError {
             ),
             CatalogueError::InputSchemaNotObject { name, location } => write!(
                 f,
-                "the arguments of tool `{name}` (defined at {location}) must be an object with named fields"
+                "the arguments of tool `{name}` (defined at {location}) must be an object with named fields: with `#[tool(args)]`, take a struct with named fields, or remove `args` to make the parameter one argument; an `input_schema` function must describe an object"
             ),
             CatalogueError::InvalidMeta { name, location } => write!(
                 f,

@@ -5,10 +5,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
 
-use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub use super::arguments::Arguments;
 use super::{CatalogueError, Icon, SourceLocation, parse_meta, wire_per_version};
 use crate::content::CallToolResult;
 use crate::context::Context;
@@ -81,93 +81,6 @@ macro_rules! tools {
     ($($tool:path),* $(,)?) => {
         ::std::vec![$(<$tool as $crate::__private::Tool>::DESCRIPTOR),*]
     };
-}
-
-/// The raw `arguments` of a `tools/call`, borrowed from the message, deserialised by the
-/// tool's shim into its own type before its call begins.
-pub struct Arguments<'a> {
-    raw: Option<&'a RawValue>,
-}
-
-impl<'a> Arguments<'a> {
-    pub(crate) fn new(raw: Option<&'a RawValue>) -> Self {
-        Arguments { raw }
-    }
-
-    /// Deserialises the arguments; on failure, the tool error naming the offending field.
-    ///
-    /// A property given as `null` that its field refuses (a `#[serde(default)]` field that is
-    /// not an `Option`) is read as not given: clients in OpenAI's strict mode send `null` for
-    /// every optional property they leave out.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, CallToolResult> {
-        let text = self.raw.map_or("{}", RawValue::get);
-        let text = if text == "null" { "{}" } else { text };
-        // The common case is read at full speed; only a failure is read again, tracking the
-        // path of the field at fault.
-        if let Ok(parsed) = serde_json::from_str(text) {
-            return Ok(parsed);
-        }
-        let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).or_else(|e| {
-            // Only the failure path pays for the retry, and only when a null is involved.
-            if text.contains("null")
-                && let Some(parsed) = parse_without_refused_nulls(text, e.path())
-            {
-                return Ok(parsed);
-            }
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let message = strip_position(&inner.to_string()).to_owned();
-            let message = if path == "." {
-                format!("invalid arguments: {message}")
-            } else {
-                format!("invalid arguments: `{path}`: {message}")
-            };
-            Err(CallToolResult::error(message))
-        })
-    }
-}
-
-/// How many refused `null`s one call may have dropped before its error stands.
-const MAX_DROPPED_NULLS: usize = 64;
-
-/// Deserialises again after removing the member at `path` when it is `null`, and so on for
-/// each `null` the next attempt refuses; `None` when the failure is anything else.
-fn parse_without_refused_nulls<T: DeserializeOwned>(
-    text: &str,
-    path: &serde_path_to_error::Path,
-) -> Option<T> {
-    let mut value: Value = serde_json::from_str(text).ok()?;
-    let mut path = path.clone();
-    for _ in 0..MAX_DROPPED_NULLS {
-        remove_null_member(&mut value, &path)?;
-        match serde_path_to_error::deserialize::<_, T>(&value) {
-            Ok(parsed) => return Some(parsed),
-            Err(e) => path = e.path().clone(),
-        }
-    }
-    None
-}
-
-/// Removes the object member a path names when its value is `null`.
-fn remove_null_member(value: &mut Value, path: &serde_path_to_error::Path) -> Option<()> {
-    use serde_path_to_error::Segment;
-    let segments: Vec<&Segment> = path.iter().collect();
-    let (last, parents) = segments.split_last()?;
-    let mut node = value;
-    for segment in parents {
-        node = match segment {
-            Segment::Map { key } | Segment::Enum { variant: key } => node.get_mut(key.as_str())?,
-            Segment::Seq { index } => node.get_mut(*index)?,
-            Segment::Unknown => return None,
-        };
-    }
-    let (Segment::Map { key }, Value::Object(map)) = (last, node) else {
-        return None;
-    };
-    map.get(key.as_str()).filter(|v| v.is_null())?;
-    map.remove(key.as_str());
-    Some(())
 }
 
 /// serde_json appends " at line 1 column 17"; that position is noise to a model.
@@ -333,83 +246,4 @@ fn tool_wire(
     }
     super::insert_icons_and_meta(&mut tool, d.icons, meta, version);
     tool
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn argument_errors_name_the_field_and_the_expected_type() {
-        #[derive(serde::Deserialize, Debug)]
-        #[allow(dead_code)]
-        struct Args {
-            a: i64,
-        }
-        let raw = serde_json::value::to_raw_value(&serde_json::json!({"a": "x"})).unwrap();
-        let err = Arguments::new(Some(&raw)).parse::<Args>().unwrap_err();
-        let text = serde_json::to_value(&err.content[0]).unwrap()["text"].clone();
-        assert_eq!(
-            text,
-            "invalid arguments: `a`: invalid type: string \"x\", expected i64"
-        );
-        assert!(err.is_error);
-    }
-
-    #[test]
-    fn a_null_for_a_defaulted_field_means_not_given() {
-        #[derive(serde::Deserialize, Debug, PartialEq)]
-        #[serde(deny_unknown_fields)]
-        struct Args {
-            a: Option<i64>,
-            #[serde(default)]
-            b: u32,
-            #[serde(default)]
-            inner: Inner,
-        }
-        #[derive(serde::Deserialize, Debug, PartialEq, Default)]
-        struct Inner {
-            #[serde(default = "seven")]
-            c: u8,
-        }
-        fn seven() -> u8 {
-            7
-        }
-        let raw = serde_json::value::to_raw_value(
-            &serde_json::json!({"a": null, "b": null, "inner": {"c": null}}),
-        )
-        .unwrap();
-        let parsed = Arguments::new(Some(&raw)).parse::<Args>().unwrap();
-        assert_eq!(
-            parsed,
-            Args {
-                a: None,
-                b: 0,
-                inner: Inner { c: 7 }
-            }
-        );
-    }
-
-    #[test]
-    fn a_null_for_a_required_field_is_still_an_error_naming_it() {
-        #[derive(serde::Deserialize, Debug)]
-        #[allow(dead_code)]
-        struct Args {
-            a: i64,
-        }
-        let raw = serde_json::value::to_raw_value(&serde_json::json!({"a": null})).unwrap();
-        let err = Arguments::new(Some(&raw)).parse::<Args>().unwrap_err();
-        let text = serde_json::to_value(&err.content[0]).unwrap()["text"].clone();
-        assert_eq!(
-            text,
-            "invalid arguments: `a`: invalid type: null, expected i64"
-        );
-    }
-
-    #[test]
-    fn missing_arguments_are_an_empty_object() {
-        #[derive(serde::Deserialize)]
-        struct NoArgs {}
-        assert!(Arguments::new(None).parse::<NoArgs>().is_ok());
-    }
 }

@@ -10,6 +10,7 @@
 //! for the client that reads it, once per tool, protocol revision and profile. The book's
 //! chapter "JSON Schemas every client accepts" has the whole story.
 
+mod closed;
 mod profiles;
 mod rules;
 mod walk;
@@ -18,6 +19,7 @@ use schemars::generate::{Contract, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value};
 
+pub(crate) use closed::close_objects;
 pub(crate) use profiles::ServerProfiles;
 pub(crate) use profiles::name_matches;
 pub use profiles::{KnownClient, SchemaProfile, UnknownSchemaProfile, known_clients};

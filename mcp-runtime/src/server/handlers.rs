@@ -2,7 +2,6 @@
 //! cancellable, panic-contained futures, with their results shaped for the negotiated revision.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -30,8 +29,10 @@ use crate::resource::resource_not_found;
 #[derive(Deserialize)]
 struct GetPromptParams {
     name: String,
+    /// Text, or `null` for an argument left out: read by `PromptArguments::from_json`, whose
+    /// errors name the argument.
     #[serde(default)]
-    arguments: Option<HashMap<String, String>>,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
 }
@@ -265,7 +266,7 @@ impl Server {
             .begin_handler(p.meta, limit)
             .inspect_err(|_| refused(&mut audit))?;
         let wraps_output = tool.wraps_output;
-        let args = Arguments::new(p.arguments);
+        let args = Arguments::new(p.arguments).with_schema(tool.schemas().0);
         let call = (descriptor.call)(ctx, args);
         let call = match limit {
             Some(limit) => with_time_limit(call, limit, descriptor.name, stop),
@@ -317,6 +318,7 @@ impl Server {
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
         let descriptor = prompt.descriptor;
+        let arguments = PromptArguments::from_json(p.arguments.unwrap_or_default())?;
         let request = HandlerRequest {
             cache: None,
             server: self,
@@ -325,7 +327,6 @@ impl Server {
             out,
         };
         let (ctx, cancel) = request.begin(p.meta)?;
-        let arguments = PromptArguments::new(p.arguments.unwrap_or_default());
         Ok(
             request.run(cancel, (descriptor.get)(ctx, arguments), move |outcome| {
                 let mut result = outcome.map_err(|panic| {

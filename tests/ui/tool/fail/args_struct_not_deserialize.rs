@@ -7,7 +7,7 @@ struct SearchArgs {
     query: String,
 }
 
-#[tool]
+#[tool(args, description = "Search the notes.")]
 fn search(args: SearchArgs) -> String {
     args.query
 }

@@ -7,7 +7,7 @@ struct Forecast {
     celsius: f64,
 }
 
-#[tool]
+#[tool(description = "The forecast of a city.")]
 fn forecast(city: String) -> Result<Json<Forecast>, ToolError> {
     let _ = city;
     Ok(Json(Forecast { celsius: 21.0 }))

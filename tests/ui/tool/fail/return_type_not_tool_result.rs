@@ -4,7 +4,7 @@ struct Forecast {
     celsius: f64,
 }
 
-#[tool]
+#[tool(description = "The forecast of a city.")]
 fn forecast(city: String) -> Forecast {
     let _ = city;
     Forecast { celsius: 21.0 }

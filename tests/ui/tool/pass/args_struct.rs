@@ -1,5 +1,6 @@
-//! A whole argument object as one struct: with `#[tool(args)]`, or detected when the only
-//! argument parameter is named `args`. Its fields are the tool's properties.
+//! A whole argument object as one struct, with `#[tool(args)]`: its fields are the tool's
+//! properties, and every object of its schema is closed. A parameter's name never makes it
+//! the argument object: a lone `args: Vec<String>` is one argument named `args`.
 
 use mcp_runtime::Tool;
 use mcp_runtime::prelude::*;
@@ -22,10 +23,10 @@ fn search(request: SearchArgs) -> String {
     format!("{} ({:?})", request.query, request.limit)
 }
 
-/// Search, with the argument struct detected by its name.
+/// Run a command: `args` is an ordinary argument, a list of strings.
 #[tool]
-fn search_detected(args: SearchArgs) -> String {
-    args.query
+fn run_command(args: Vec<String>) -> String {
+    args.join(" ")
 }
 
 /// An argument struct next to a `Context`.
@@ -50,7 +51,6 @@ fn main() {
 
     for descriptor in [
         <search as Tool>::DESCRIPTOR,
-        <search_detected as Tool>::DESCRIPTOR,
         <search_with_context as Tool>::DESCRIPTOR,
     ] {
         let schema = (descriptor.input_schema)();
@@ -60,7 +60,14 @@ fn main() {
             "{schema}"
         );
         assert_eq!(schema["required"], json!(["query"]), "{schema}");
+        assert_eq!(schema["additionalProperties"], false, "{schema}");
     }
+
+    let schema = (<run_command as Tool>::DESCRIPTOR.input_schema)();
+    assert_eq!(schema["type"], "object", "{schema}");
+    assert_eq!(schema["properties"]["args"]["type"], "array", "{schema}");
+    assert_eq!(schema["required"], json!(["args"]), "{schema}");
+    assert_eq!(run_command(vec!["ls".into(), "-l".into()]), "ls -l");
 
     let schema = (<not_detected as Tool>::DESCRIPTOR.input_schema)();
     assert_eq!(schema["properties"]["args"]["type"], "string", "{schema}");

@@ -1,0 +1,617 @@
+//! The arguments of a `tools/call`: read straight from the message into the tool's own type,
+//! with every failure a tool error that names the argument at fault, so a model can correct
+//! itself.
+//!
+//! Three rules go beyond what serde does by itself:
+//! - the arguments are an object (`"arguments": []` is refused as such, not as a mismatch
+//!   with a struct the user never wrote);
+//! - a property given as `null` that its field refuses is read as not given (clients in
+//!   OpenAI's strict mode send `null` for every optional property they leave out);
+//! - a name the type does not know is refused, naming the closest known one, wherever serde
+//!   would have dropped it silently — unless the tool's input schema opens that object to other
+//!   properties (a flattened map, or `additionalProperties` that is not `false`). serde reports
+//!   what it skips as it reads (through `serde_ignored`), so a call pays nothing more unless a
+//!   name is unknown; what serde reads from a buffered copy (a `#[serde(flatten)]` field, an
+//!   internally tagged or untagged enum) it skips without a word, and is not checked.
+
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::content::CallToolResult;
+
+/// The raw `arguments` of a `tools/call`, borrowed from the message, deserialised by the
+/// tool's shim into its own type before its call begins.
+pub struct Arguments<'a> {
+    raw: Option<&'a RawValue>,
+    /// The tool's input schema, which says where other properties are welcome and which names
+    /// a misspelt one was meant to be.
+    schema: Option<&'a Value>,
+}
+
+impl<'a> Arguments<'a> {
+    pub(crate) fn new(raw: Option<&'a RawValue>) -> Self {
+        Arguments { raw, schema: None }
+    }
+
+    /// The arguments of a call of the tool whose input schema is `schema`.
+    pub(crate) fn with_schema(mut self, schema: &'a Value) -> Self {
+        self.schema = Some(schema);
+        self
+    }
+
+    /// Deserialises the arguments; on failure, the tool error naming the offending field.
+    ///
+    /// A property given as `null` that its field refuses (a `#[serde(default)]` field that is
+    /// not an `Option`) is read as not given, and a property the type does not know is an
+    /// error naming it, unless the input schema allows other properties there.
+    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, CallToolResult> {
+        let text = self.raw.map_or("{}", RawValue::get);
+        let text = if text == "null" { "{}" } else { text };
+        if let Some(kind) = not_an_object(text) {
+            return Err(CallToolResult::error(format!(
+                "invalid arguments: the arguments must be an object of named arguments (`{{\"name\": value}}`), not {kind}"
+            )));
+        }
+        // The common case is read at full speed, only noting the names the type skips; only a
+        // failure is read again, tracking the path of the field at fault.
+        let mut unknown = Vec::new();
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let parsed: Result<T, _> =
+            serde_ignored::deserialize(&mut *de, |path| unknown.push(segments(&path)));
+        if let Ok(parsed) = parsed
+            && de.end().is_ok()
+        {
+            self.refuse_unknown(&unknown)?;
+            return Ok(parsed);
+        }
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let error = match serde_path_to_error::deserialize::<_, T>(de) {
+            Ok(_) => return Err(invalid(".", "trailing characters after the arguments")),
+            Err(e) => e,
+        };
+        // Only the failure path pays for the retry, and only when a null is involved.
+        if text.contains("null")
+            && let Some(value) = without_refused_nulls::<T>(text, error.path())
+        {
+            let mut unknown = Vec::new();
+            if let Ok(parsed) = serde_ignored::deserialize(&value, |path| {
+                unknown.push(segments(&path));
+            }) {
+                self.refuse_unknown(&unknown)?;
+                return Ok(parsed);
+            }
+        }
+        let path = error.path().to_string();
+        let message =
+            crate::registry::tool::strip_position(&error.into_inner().to_string()).to_owned();
+        Err(invalid(&path, &message))
+    }
+
+    /// The error for the names the type skipped that the schema does not welcome.
+    fn refuse_unknown(&self, unknown: &[Vec<Segment>]) -> Result<(), CallToolResult> {
+        let problems: Vec<String> = unknown
+            .iter()
+            .filter_map(|path| {
+                let (Segment::Key(name), parent) = path.split_last()? else {
+                    return None;
+                };
+                let at = self
+                    .schema
+                    .map(|schema| objects_at(schema, parent))
+                    .unwrap_or_default();
+                if at.iter().any(|o| opens(o)) {
+                    return None;
+                }
+                Some(unknown_message(name, parent, &at))
+            })
+            .collect();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(CallToolResult::error(format!(
+            "invalid arguments: {}",
+            problems.join("; ")
+        )))
+    }
+}
+
+fn invalid(path: &str, message: &str) -> CallToolResult {
+    CallToolResult::error(if path == "." {
+        format!("invalid arguments: {message}")
+    } else {
+        format!("invalid arguments: `{path}`: {message}")
+    })
+}
+
+/// What the arguments are when they are not an object (`None` when they are).
+fn not_an_object(text: &str) -> Option<&'static str> {
+    match text.trim_start().as_bytes().first()? {
+        b'{' => None,
+        b'[' => Some("an array"),
+        b'"' => Some("a string"),
+        b't' | b'f' => Some("a boolean"),
+        b'-' | b'0'..=b'9' => Some("a number"),
+        _ => None,
+    }
+}
+
+/// One step of the path to a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// The keys and indices of a path serde_ignored reports (an `Option` or a newtype is no step).
+fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
+    use serde_ignored::Path;
+    let mut out = Vec::new();
+    let mut node = path;
+    loop {
+        node = match node {
+            Path::Root => break,
+            Path::Seq { parent, index } => {
+                out.push(Segment::Index(*index));
+                parent
+            }
+            Path::Map { parent, key } => {
+                out.push(Segment::Key(key.clone()));
+                parent
+            }
+            Path::Some { parent }
+            | Path::NewtypeStruct { parent }
+            | Path::NewtypeVariant { parent } => parent,
+        };
+    }
+    out.reverse();
+    out
+}
+
+/// `filter.tags[0]`, as serde_path_to_error writes paths.
+fn display_path(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Key(key) if out.is_empty() => out.push_str(key),
+            Segment::Key(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Segment::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn unknown_message(name: &str, parent: &[Segment], objects: &[&Map<String, Value>]) -> String {
+    let mut known: Vec<&str> = Vec::new();
+    for object in objects {
+        for key in object
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(Map::keys)
+        {
+            if !known.contains(&key.as_str()) {
+                known.push(key);
+            }
+        }
+    }
+    let (what, none) = if parent.is_empty() {
+        ("unknown argument", "; the tool takes no arguments")
+    } else {
+        ("unknown field", "; this object has no fields")
+    };
+    let hint = match nearest(name, &known) {
+        Some(close) => format!("; did you mean `{close}`?"),
+        None if known.is_empty() => none.to_owned(),
+        None => format!(
+            "; expected {}",
+            known
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    if parent.is_empty() {
+        format!("{what} `{name}`{hint}")
+    } else {
+        format!("`{}`: {what} `{name}`{hint}", display_path(parent))
+    }
+}
+
+/// Whether an object schema takes properties beyond those it names.
+fn opens(object: &Map<String, Value>) -> bool {
+    let welcomes = |key: &str| {
+        object
+            .get(key)
+            .is_some_and(|v| *v == Value::Bool(true) || v.is_object())
+    };
+    welcomes("additionalProperties")
+        || welcomes("unevaluatedProperties")
+        || object.contains_key("patternProperties")
+}
+
+/// How many `$ref`s and combinators one lookup follows, so a schema that refers to itself
+/// ends the search.
+const MAX_SCHEMA_STEPS: usize = 64;
+
+/// The object schemas that may describe the value at `path` (several through `anyOf`,
+/// `oneOf`, `allOf` and `$ref`).
+fn objects_at<'s>(root: &'s Value, path: &[Segment]) -> Vec<&'s Map<String, Value>> {
+    let mut current = Vec::new();
+    expand(root, root, &mut current, &mut 0);
+    for segment in path {
+        let mut next = Vec::new();
+        let mut steps = 0;
+        for schema in &current {
+            let child = match segment {
+                Segment::Key(key) => schema
+                    .get("properties")
+                    .and_then(|p| p.get(key))
+                    .or_else(|| schema.get("additionalProperties").filter(|v| v.is_object())),
+                Segment::Index(i) => schema
+                    .get("prefixItems")
+                    .and_then(|p| p.get(*i))
+                    .or_else(|| schema.get("items").filter(|v| v.is_object())),
+            };
+            if let Some(child) = child {
+                expand(root, child, &mut next, &mut steps);
+            }
+        }
+        current = next;
+    }
+    current
+}
+
+/// The schema itself and every schema it combines with, `$ref`s resolved.
+fn expand<'s>(
+    root: &'s Value,
+    schema: &'s Value,
+    into: &mut Vec<&'s Map<String, Value>>,
+    steps: &mut usize,
+) {
+    *steps += 1;
+    let Value::Object(map) = schema else { return };
+    if *steps > MAX_SCHEMA_STEPS {
+        return;
+    }
+    into.push(map);
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+    {
+        expand(root, target, into, steps);
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
+            expand(root, branch, into, steps);
+        }
+    }
+    for key in ["then", "else"] {
+        if let Some(branch) = map.get(key) {
+            expand(root, branch, into, steps);
+        }
+    }
+}
+
+/// The known name closest to a misspelt one: within a third of its length in edits (one at
+/// least, and never all of it), or one being a longer form of the other (`max` for
+/// `max_results`).
+fn nearest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    let close = known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, k)| {
+            let length = k.chars().count();
+            *d <= (length / 3).max(1) && *d < length
+        })
+        .map(|(_, k)| k);
+    close.or_else(|| {
+        known.iter().copied().find(|k| {
+            let (short, long) = if k.len() < name.len() {
+                (*k, name)
+            } else {
+                (name, *k)
+            };
+            short.len() >= 3 && long.to_lowercase().starts_with(&short.to_lowercase())
+        })
+    })
+}
+
+/// Edits from one name to another, counted in characters: insertions, deletions,
+/// substitutions, and swaps of two neighbours (`tga` is one edit from `tag`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows of the table: two back, one back, and the one being filled.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            current[j] = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                current[j] = current[j].min(before[j - 2] + 1);
+            }
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+/// How many refused `null`s one call may have dropped before its error stands.
+const MAX_DROPPED_NULLS: usize = 64;
+
+/// The arguments without the `null` members at `path` and at each path the next attempt
+/// refuses, once `T` reads them; `None` when the failure is anything else.
+fn without_refused_nulls<T: DeserializeOwned>(
+    text: &str,
+    path: &serde_path_to_error::Path,
+) -> Option<Value> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
+    let mut path = path.clone();
+    for _ in 0..MAX_DROPPED_NULLS {
+        remove_null_member(&mut value, &path)?;
+        match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(_) => return Some(value),
+            Err(e) => path = e.path().clone(),
+        }
+    }
+    None
+}
+
+/// Removes the object member a path names when its value is `null`.
+fn remove_null_member(value: &mut Value, path: &serde_path_to_error::Path) -> Option<()> {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let (last, parents) = segments.split_last()?;
+    let mut node = value;
+    for segment in parents {
+        node = match segment {
+            Segment::Map { key } | Segment::Enum { variant: key } => node.get_mut(key.as_str())?,
+            Segment::Seq { index } => node.get_mut(*index)?,
+            Segment::Unknown => return None,
+        };
+    }
+    let (Segment::Map { key }, Value::Object(map)) = (last, node) else {
+        return None;
+    };
+    map.get(key.as_str()).filter(|v| v.is_null())?;
+    map.remove(key.as_str());
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn text_of(result: &CallToolResult) -> String {
+        assert!(result.is_error);
+        serde_json::to_value(&result.content[0]).unwrap()["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    fn raw(value: Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&value).unwrap()
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Search {
+        query: String,
+        #[serde(default)]
+        limit: u32,
+        filter: Option<Filter>,
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Filter {
+        tag: Option<String>,
+    }
+
+    fn search_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer"},
+                "filter": {
+                    "type": ["object", "null"],
+                    "properties": {"tag": {"type": "string"}},
+                    "additionalProperties": false
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn argument_errors_name_the_field_and_the_expected_type() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Args {
+            a: i64,
+        }
+        let raw = raw(json!({"a": "x"}));
+        let err = Arguments::new(Some(&raw)).parse::<Args>().unwrap_err();
+        assert_eq!(
+            text_of(&err),
+            "invalid arguments: `a`: invalid type: string \"x\", expected i64"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_argument_is_refused_naming_the_closest_known_one() {
+        let raw = raw(json!({"query": "e", "limt": 1}));
+        let schema = search_schema();
+        let err = Arguments::new(Some(&raw))
+            .with_schema(&schema)
+            .parse::<Search>()
+            .unwrap_err();
+        assert_eq!(
+            text_of(&err),
+            "invalid arguments: unknown argument `limt`; did you mean `limit`?"
+        );
+    }
+
+    #[test]
+    fn a_misspelt_field_inside_an_argument_is_refused_with_its_path() {
+        let raw = raw(json!({"query": "e", "filter": {"tga": "x"}}));
+        let schema = search_schema();
+        let err = Arguments::new(Some(&raw))
+            .with_schema(&schema)
+            .parse::<Search>()
+            .unwrap_err();
+        assert_eq!(
+            text_of(&err),
+            "invalid arguments: `filter`: unknown field `tga`; did you mean `tag`?"
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_far_from_every_known_one_lists_them() {
+        let raw = raw(json!({"query": "e", "zzzzzz": 1}));
+        let schema = search_schema();
+        let err = Arguments::new(Some(&raw))
+            .with_schema(&schema)
+            .parse::<Search>()
+            .unwrap_err();
+        assert_eq!(
+            text_of(&err),
+            "invalid arguments: unknown argument `zzzzzz`; expected `filter`, `limit`, `query`"
+        );
+    }
+
+    #[test]
+    fn an_object_the_schema_opens_takes_other_properties() {
+        let raw = raw(json!({"query": "e", "extra": 1}));
+        let schema =
+            json!({"type": "object", "properties": {"query": {}}, "additionalProperties": true});
+        let parsed = Arguments::new(Some(&raw))
+            .with_schema(&schema)
+            .parse::<Search>()
+            .unwrap();
+        assert_eq!(parsed.query, "e");
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_are_refused_as_such() {
+        #[derive(serde::Deserialize, Debug)]
+        struct WordCount {
+            #[allow(dead_code)]
+            text: String,
+        }
+        for (value, kind) in [
+            (json!([]), "an array"),
+            (json!("text"), "a string"),
+            (json!(3), "a number"),
+            (json!(true), "a boolean"),
+        ] {
+            let raw = raw(value);
+            let err = Arguments::new(Some(&raw)).parse::<WordCount>().unwrap_err();
+            let text = text_of(&err);
+            assert_eq!(
+                text,
+                format!(
+                    "invalid arguments: the arguments must be an object of named arguments (`{{\"name\": value}}`), not {kind}"
+                )
+            );
+            assert!(!text.contains("WordCount"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_null_for_a_defaulted_field_means_not_given() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct Args {
+            a: Option<i64>,
+            #[serde(default)]
+            b: u32,
+            #[serde(default)]
+            inner: Inner,
+        }
+        #[derive(serde::Deserialize, Debug, PartialEq, Default)]
+        struct Inner {
+            #[serde(default = "seven")]
+            c: u8,
+        }
+        fn seven() -> u8 {
+            7
+        }
+        let raw = raw(json!({"a": null, "b": null, "inner": {"c": null}}));
+        let parsed = Arguments::new(Some(&raw)).parse::<Args>().unwrap();
+        assert_eq!(
+            parsed,
+            Args {
+                a: None,
+                b: 0,
+                inner: Inner { c: 7 }
+            }
+        );
+    }
+
+    #[test]
+    fn a_null_dropped_does_not_let_a_misspelt_name_through() {
+        let raw = raw(json!({"query": "e", "limit": null, "limt": 1}));
+        let schema = search_schema();
+        let err = Arguments::new(Some(&raw))
+            .with_schema(&schema)
+            .parse::<Search>()
+            .unwrap_err();
+        assert_eq!(
+            text_of(&err),
+            "invalid arguments: unknown argument `limt`; did you mean `limit`?"
+        );
+    }
+
+    #[test]
+    fn a_null_for_a_required_field_is_still_an_error_naming_it() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Args {
+            a: i64,
+        }
+        let raw = raw(json!({"a": null}));
+        let err = Arguments::new(Some(&raw)).parse::<Args>().unwrap_err();
+        assert_eq!(
+            text_of(&err),
+            "invalid arguments: `a`: invalid type: null, expected i64"
+        );
+    }
+
+    #[test]
+    fn missing_arguments_are_an_empty_object() {
+        #[derive(serde::Deserialize)]
+        struct NoArgs {}
+        assert!(Arguments::new(None).parse::<NoArgs>().is_ok());
+    }
+
+    #[test]
+    fn close_names_are_found_by_edits_or_by_a_longer_form() {
+        assert_eq!(nearest("limt", &["query", "limit"]), Some("limit"));
+        assert_eq!(nearest("qry", &["query", "limit"]), None);
+        assert_eq!(nearest("tga", &["tag"]), Some("tag"));
+        assert_eq!(nearest("c", &["a", "b"]), None);
+        assert_eq!(edit_distance("chidren", "children"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(nearest("max", &["max_results"]), Some("max_results"));
+        assert_eq!(nearest("zzzzzz", &["query", "limit"]), None);
+    }
+}
