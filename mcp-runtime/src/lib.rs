@@ -37,6 +37,7 @@ mod error;
 #[cfg(not(feature = "http"))]
 mod feature_hints;
 mod fence;
+mod message_log;
 pub mod policy;
 mod prompt;
 pub mod protocol;
@@ -46,6 +47,7 @@ mod registry;
 mod resource;
 pub mod schema;
 mod server;
+mod session;
 pub mod tasks;
 pub mod testing;
 mod transport;
@@ -61,17 +63,20 @@ pub use content::{
 };
 pub use context::{
     ClientError, Context, CreateMessageResult, Elicitation, ElicitationAction, IncludeContext,
-    ModelHint, ModelPreferences, ProgressMessage, Root, Roots, SampleRequest, SamplingContent,
-    SamplingMessage, SamplingTool,
+    ModelHint, ModelPreferences, ProgressMessage, SampleRequest, SamplingContent, SamplingMessage,
+    SamplingTool,
 };
 pub use error::{Error, Result};
 pub use fence::{
-    ERROR_META_KEY, FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo,
-    FileKind, PathRefused, RootedPath,
+    FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind, PathRefused,
+    RootedPath, Roots,
 };
 pub use mcp_macros::{main, prompt, resource, test, tool};
+pub use message_log::MessageLog;
 pub use prompt::{GetPromptResult, IntoPromptResult, PromptArguments, PromptMessage};
-pub use protocol::{Implementation, LogLevel, ProtocolVersion, ToolAnnotations};
+pub use protocol::{
+    CacheHint, ERROR_META_KEY, Implementation, LogLevel, ProtocolVersion, Root, ToolAnnotations,
+};
 pub use registry::{
     Arguments, CatalogueError, CompletionDescriptor, Icon, Prompt, PromptArgumentDescriptor,
     PromptDescriptor, PromptFuture, ResourceDescriptor, ResourceFuture, ResourceItem,
@@ -80,13 +85,12 @@ pub use registry::{
 pub use resource::{Blob, IntoResourceContents, IntoResourceList, Resource, resource_not_found};
 pub use schema::SchemaProfile;
 pub use server::{
-    CacheHint, DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_CLIENT_REQUEST_TIMEOUT, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_NESTING_DEPTH, DEFAULT_PAGE_SIZE, DEFAULT_SHUTDOWN_GRACE, DEFAULT_TASK_TTL,
     MAX_BATCH_ITEMS, MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER, MAX_SUBSCRIPTIONS,
     MIN_STATE_KEY_BYTES, Server, ServerBuilder,
 };
 pub use transport::memory::MemoryClient;
-pub use transport::trace::MessageLog;
 
 /// The Streamable HTTP transport (feature `http`).
 #[cfg(feature = "http")]
@@ -171,12 +175,12 @@ pub mod __private {
     pub use crate::context::Context;
     #[cfg(not(feature = "http"))]
     pub use crate::feature_hints::HttpFeatureEnabled;
+    pub use crate::protocol::CacheHint;
     pub use crate::protocol::ToolAnnotations;
     pub use crate::registry::{
         Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
     };
     pub use crate::schema::SchemaProfile;
-    pub use crate::server::CacheHint;
     pub use crate::tasks::TaskSupport;
 
     /// Runs the body of `#[mcp_runtime::main]`: on Tokio's multi-threaded scheduler with the

@@ -10,7 +10,7 @@ use serde_json::{Map, json};
 
 use crate::auth::AuthInfo;
 use crate::content::CallToolResult;
-use crate::fence::ERROR_META_KEY;
+use crate::protocol::ERROR_META_KEY;
 use crate::protocol::ToolAnnotations;
 use crate::schema::name_matches;
 

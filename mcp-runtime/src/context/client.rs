@@ -1,91 +1,15 @@
 //! Requests from a handler to the client: the one path sampling, elicitation, roots and ping
 //! share — capability check, id, timeout, cancellation when abandoned.
 
-use std::fmt;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::Context;
-use crate::protocol::{RequestId, RpcError, notification_frame};
+use crate::protocol::{RequestId, notification_frame};
 use crate::server::DEFAULT_CLIENT_REQUEST_TIMEOUT;
-
-/// Why a request to the client did not produce an answer.
-///
-/// Converts into [`ToolError`](crate::ToolError), so `?` in a tool turns it into a tool error
-/// the model can read.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// The client did not declare the capability (e.g. `sampling`), so it was not asked.
-    NotSupported {
-        /// The capability, e.g. `"sampling"` or `"elicitation.url"`.
-        capability: &'static str,
-    },
-    /// The client did not answer in time; the request was cancelled.
-    Timeout {
-        /// The method asked.
-        method: &'static str,
-        /// How long the server waited.
-        after: Duration,
-    },
-    /// The client answered with a JSON-RPC error.
-    Rejected {
-        /// The method asked.
-        method: &'static str,
-        /// The client's error.
-        error: RpcError,
-    },
-    /// The client's answer did not have the expected shape.
-    InvalidResponse {
-        /// The method asked.
-        method: &'static str,
-        /// What was wrong.
-        problem: String,
-    },
-    /// What the handler asked for cannot be expressed (e.g. a form of nested objects).
-    InvalidRequest(String),
-    /// The connection to the client closed before it answered.
-    Disconnected,
-    /// A stateless (2026-07-28) request needs the client's answer first: the call ends here
-    /// with an `InputRequiredResult`, and runs again when the client retries with the answer.
-    /// Let it propagate (`?`); whatever the handler returns instead is not sent.
-    InputRequired {
-        /// The method asked.
-        method: &'static str,
-    },
-}
-
-impl fmt::Display for ClientError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::NotSupported { capability } => write!(
-                f,
-                "the client does not support `{capability}`, so it cannot be asked"
-            ),
-            ClientError::Timeout { method, after } => write!(
-                f,
-                "the client did not answer `{method}` within {} s",
-                after.as_secs_f64()
-            ),
-            ClientError::Rejected { method, error } => {
-                write!(f, "the client refused `{method}`: {}", error.message)
-            }
-            ClientError::InvalidResponse { method, problem } => {
-                write!(f, "the client's answer to `{method}` is invalid: {problem}")
-            }
-            ClientError::InvalidRequest(problem) => f.write_str(problem),
-            ClientError::Disconnected => f.write_str("the client disconnected before answering"),
-            ClientError::InputRequired { method } => write!(
-                f,
-                "the client must answer `{method}` first; the request resumes when it does"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ClientError {}
+pub use crate::session::ClientError;
 
 /// Forgets an abandoned request and tells the client to stop working on it.
 struct PendingRequest<'a> {
@@ -97,7 +21,7 @@ struct PendingRequest<'a> {
 
 impl Drop for PendingRequest<'_> {
     fn drop(&mut self) {
-        if !self.answered && self.ctx.inner.session.outgoing().forget(self.id) {
+        if !self.answered && self.ctx.inner.session.client_requests().forget(self.id) {
             // The handler gave up (timeout or its own cancellation): the specification's
             // cancellation applies to server-to-client requests too.
             self.ctx.inner.out.notify(notification_frame(
@@ -155,7 +79,7 @@ impl Context {
         let timeout = timeout
             .or_else(|| self.server().map(crate::Server::client_request_timeout))
             .unwrap_or(DEFAULT_CLIENT_REQUEST_TIMEOUT);
-        let (id, answer) = self.inner.session.outgoing().register();
+        let (id, answer) = self.inner.session.client_requests().register();
         let mut pending = PendingRequest {
             ctx: self,
             id,

@@ -38,7 +38,6 @@ impl From<Option<String>> for ProgressMessage {
     }
 }
 pub use elicitation::{Elicitation, ElicitationAction};
-pub use roots::{Root, Roots};
 pub use sampling::{
     CreateMessageResult, IncludeContext, ModelHint, ModelPreferences, SampleRequest,
     SamplingContent, SamplingMessage, SamplingTool,
@@ -56,7 +55,7 @@ use crate::protocol::{
     notification_frame,
 };
 use crate::server::Server;
-use crate::server::session::{Outbound, RequestChannel, Session};
+use crate::session::{Outbound, RequestChannel, Session};
 
 /// The handle a tool receives when it declares a `Context` parameter.
 ///
@@ -217,13 +216,13 @@ impl Context {
     }
 
     /// The task this call became (the tasks extension), if it did.
-    pub(crate) fn task(&self) -> Option<&crate::server::tasks::TaskHandle> {
+    pub(crate) fn task(&self) -> Option<&std::sync::Arc<dyn crate::session::CallTask>> {
         self.inner.out.task.as_ref().and_then(|slot| slot.task())
     }
 
     /// The id of the task this call became, if it did (see [`crate::tasks`]).
     pub fn task_id(&self) -> Option<&str> {
-        self.task().map(|t| t.id.as_str())
+        self.task().map(|t| t.id())
     }
 
     /// Makes this call a task now, when it may become one (a `#[tool(task)]` called by a

@@ -22,7 +22,8 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, DirEntry, Metadata, OpenOptions};
 use serde_json::{Map, Value, json};
 
-use super::{ERROR_META_KEY, PathRefused, Placement};
+use super::{PathRefused, Placement};
+use crate::protocol::ERROR_META_KEY;
 
 /// The root a handle lies beneath, as refusals name it.
 #[derive(Debug)]

@@ -23,6 +23,7 @@
 //! checked and used later is exactly the race the handles close.
 
 mod handles;
+mod roots;
 
 use std::fmt;
 use std::ops::Deref;
@@ -31,15 +32,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::context::Root;
+use crate::protocol::{ERROR_META_KEY, Root};
 use crate::uri_template::percent_decode;
 
 pub use handles::{
     FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind,
 };
-
-/// The `_meta` key under which refusals carry their machine-readable form.
-pub const ERROR_META_KEY: &str = "mcp-runtime/error";
+pub use roots::Roots;
 
 /// The *name* of a path inside one of the client's roots, as it was when
 /// [`Roots::resolve`](crate::Roots::resolve) looked.

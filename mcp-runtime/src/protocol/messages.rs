@@ -217,3 +217,13 @@ impl ToolAnnotations {
             && self.open_world.is_none()
     }
 }
+
+/// One root the client exposes: a `file://` URI and an optional name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    /// The root's URI, e.g. `file:///home/ada/project`.
+    pub uri: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}

@@ -1,11 +1,17 @@
 //! Wire types of the Model Context Protocol and the JSON-RPC 2.0 envelope.
 
+mod cache;
 pub(crate) mod deep;
 mod jsonrpc;
 pub(crate) mod messages;
 mod version;
 
+pub use cache::CacheHint;
 pub(crate) use jsonrpc::{Envelope, Incoming, error_frame, notification_frame, response_frame};
 pub use jsonrpc::{Frame, RequestId, RpcError, code};
-pub use messages::{Implementation, LogLevel, ProgressToken, ToolAnnotations};
+pub use messages::{Implementation, LogLevel, ProgressToken, Root, ToolAnnotations};
 pub use version::{ProtocolVersion, UnknownProtocolVersion};
+
+/// The `_meta` key under which the runtime's refusals (a path outside the roots, a call the
+/// policy denies, a tool error with a code) carry their machine-readable form.
+pub const ERROR_META_KEY: &str = "mcp-runtime/error";

@@ -38,7 +38,7 @@ macro_rules! retried {
 
 mod bus;
 mod events;
-mod sessions;
+mod session_store;
 mod tasks;
 
 use std::sync::Arc;
@@ -50,7 +50,7 @@ use crate::cluster::StoreError;
 
 pub use bus::RedisBus;
 pub use events::RedisEventStore;
-pub use sessions::RedisSessionStore;
+pub use session_store::RedisSessionStore;
 pub use tasks::RedisTaskStore;
 
 /// How long one Redis command may take before the request that needs it fails.

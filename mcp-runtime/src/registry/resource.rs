@@ -57,7 +57,7 @@ pub struct ResourceDescriptor {
     /// When it last changed (ISO 8601).
     pub last_modified: Option<&'static str>,
     /// The cache hints of its stateless `resources/read` results (the server's unless set).
-    pub cache: Option<crate::CacheHint>,
+    pub cache: Option<crate::protocol::CacheHint>,
     /// Icons for user interfaces (2025-11-25).
     pub icons: &'static [Icon],
     /// `_meta`, as the text of a JSON object.

@@ -4,9 +4,9 @@
 use std::sync::{Arc, Weak};
 
 use super::Server;
-use super::session::Session;
 use crate::cluster::{ClusterEvent, SessionRecord};
 use crate::protocol::{LogLevel, RequestId};
+use crate::session::Session;
 
 impl Server {
     /// Sends an event to the other replicas, when there are any.
@@ -49,8 +49,8 @@ impl Server {
             } => {
                 if let Some(session) = self.keyed_session(&session) {
                     session
-                        .outgoing()
-                        .complete(Some(&RequestId::Number(request)), answer);
+                        .client_requests()
+                        .deliver(Some(&RequestId::Number(request)), answer);
                 }
             }
         }
@@ -82,7 +82,7 @@ impl Server {
         &self,
         session: &Session,
         id: Option<&RequestId>,
-        answer: crate::server::outgoing::ClientAnswer,
+        answer: crate::session::ClientAnswer,
     ) {
         if let (Some(key), Some(RequestId::Number(request))) = (session.key(), id) {
             self.publish(ClusterEvent::ClientAnswer {

@@ -13,7 +13,6 @@ use serde_json::value::RawValue;
 
 use super::Capability;
 use super::Server;
-use super::session::{Negotiated, RequestChannel, Session};
 use crate::protocol::messages::{
     CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
 };
@@ -21,12 +20,10 @@ use crate::protocol::{
     Envelope, Frame, Incoming, ProtocolVersion, RequestId, RpcError, error_frame, response_frame,
 };
 use crate::resource::resource_not_found;
+use crate::session::{Negotiated, RequestChannel, Session};
 
 /// The most messages a JSON-RPC batch (2025-03-26) may hold.
 pub const MAX_BATCH_ITEMS: usize = 64;
-
-/// The most resources one session may subscribe to.
-pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// The outcome of routing one message.
 pub(crate) enum Routed {
@@ -196,7 +193,7 @@ impl Server {
                         RpcError::internal(format!("malformed error object: {}", error.get()))
                     })),
                 };
-                if let Some(answer) = session.outgoing().complete(id.as_ref(), answer) {
+                if let Some(answer) = session.client_requests().deliver(id.as_ref(), answer) {
                     if self.in_cluster() && session.key().is_some() {
                         // Another replica asked: it gets the answer.
                         self.forward_answer(session, id.as_ref(), answer);
@@ -272,8 +269,9 @@ impl Server {
                     }
                     if !session.subscribe(&p.uri) {
                         return Err(RpcError::invalid_params(format!(
-                            "this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most \
-                             it may: unsubscribe from one first"
+                            "this session holds {} subscriptions, the most \
+                             it may: unsubscribe from one first",
+                            crate::session::MAX_SUBSCRIPTIONS
                         )));
                     }
                 } else {

@@ -14,17 +14,17 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::dispatch::{Routed, parse_params};
-use super::modern::CacheHint;
-use super::session::{RequestChannel, Session};
 use crate::audit::{AuditCall, Outcome};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
 use crate::policy::CallRequest;
 use crate::prompt::PromptArguments;
+use crate::protocol::CacheHint;
 use crate::protocol::messages::{CallToolParams, RequestMeta};
 use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
 use crate::registry::{Arguments, ResourceRequest};
 use crate::resource::resource_not_found;
+use crate::session::{RequestChannel, Session};
 
 #[derive(Deserialize)]
 struct GetPromptParams {
@@ -47,7 +47,7 @@ struct ReadResourceParams {
 /// One request about to run user code.
 struct HandlerRequest<'a> {
     /// The cache hints of a stateless result.
-    cache: Option<super::modern::CacheHint>,
+    cache: Option<crate::protocol::CacheHint>,
     server: &'a Server,
     session: &'a Arc<Session>,
     id: &'a RequestId,
@@ -126,7 +126,7 @@ impl HandlerRequest<'_> {
             None => respond(outcome),
             Some((round_trip, server, cache)) => {
                 let result = respond(outcome);
-                match round_trip.input_required(&server) {
+                match round_trip.input_required(server.state_keys()) {
                     Some(input_required) => Ok(input_required),
                     None => match round_trip.missing_capability(&result) {
                         Some(error) => Err(error),

@@ -8,10 +8,10 @@ use serde_json::value::RawValue;
 use super::Server;
 use super::dispatch::{Routed, parse_params};
 use super::handlers::panic_message;
-use super::session::Session;
 use crate::protocol::messages::ListParams;
 use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
 use crate::resource::Resource;
+use crate::session::Session;
 
 impl Server {
     /// `tools/list` in the server's own schema profile (what a session gets whose client
@@ -223,7 +223,7 @@ mod tests {
     use crate::content::CallToolResult;
     use crate::protocol::{Implementation, ToolAnnotations};
     use crate::registry::{SourceLocation, ToolDescriptor};
-    use crate::server::session::{Negotiated, Outbound};
+    use crate::session::{Negotiated, Outbound};
     use serde_json::{Value, json};
 
     /// A tool whose argument is recursive, so its default schema keeps a `$ref`.

@@ -7,10 +7,6 @@ mod dispatch;
 mod handlers;
 mod lists;
 pub(crate) mod modern;
-pub(crate) mod outbound;
-pub(crate) mod outgoing;
-mod request_state;
-pub(crate) mod session;
 mod subscriptions;
 pub(crate) mod tasks;
 
@@ -27,11 +23,13 @@ use crate::registry::{
     PromptDescriptor, ResourceDescriptor, ToolDescriptor, build_all,
 };
 use crate::schema::{SchemaProfile, ServerProfiles};
-use session::Session;
+use crate::session::Session;
+use crate::session::request_state;
 
+use crate::protocol::CacheHint;
+pub use crate::session::MAX_SUBSCRIPTIONS;
+pub use dispatch::MAX_BATCH_ITEMS;
 pub(crate) use dispatch::Routed;
-pub use dispatch::{MAX_BATCH_ITEMS, MAX_SUBSCRIPTIONS};
-pub use modern::CacheHint;
 pub use tasks::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
 
 /// The default number of items on one page of a list result.
@@ -94,14 +92,14 @@ struct ServerInner {
     /// Takes one record per tool call.
     audit: Arc<dyn crate::audit::Audit>,
     /// Every message in and out (`MCP_TRACE`), when asked for.
-    trace: Option<crate::transport::trace::MessageTrace>,
+    trace: Option<crate::message_log::MessageTrace>,
     client_request_timeout: Duration,
     /// Seals and opens the `requestState` of stateless multi round-trip requests.
     state_keys: request_state::StateKeys,
     /// The cache hints of stateless list results and `server/discover`.
-    list_cache: modern::CacheHint,
+    list_cache: CacheHint,
     /// The cache hints of stateless `resources/read` results.
-    read_cache: modern::CacheHint,
+    read_cache: CacheHint,
     /// Where tasks are kept, and how they are described.
     tasks: tasks::TaskSettings,
     /// The `initialize` result, serialised once per revision.
@@ -179,8 +177,8 @@ pub struct ServerBuilder {
     client_request_timeout: Duration,
     state_keys: Option<request_state::StateKeys>,
     state_lifetime: Duration,
-    list_cache: modern::CacheHint,
-    read_cache: modern::CacheHint,
+    list_cache: CacheHint,
+    read_cache: CacheHint,
     task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
     bus: Option<Arc<dyn crate::cluster::Bus>>,
     task_ttl: Option<Duration>,
@@ -216,11 +214,11 @@ impl Server {
             client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
             state_keys: None,
             state_lifetime: request_state::STATE_LIFETIME,
-            list_cache: modern::CacheHint {
+            list_cache: CacheHint {
                 ttl_ms: 60_000,
                 public: true,
             },
-            read_cache: modern::CacheHint {
+            read_cache: CacheHint {
                 ttl_ms: 0,
                 public: false,
             },
@@ -372,7 +370,7 @@ impl Server {
         &self.inner.state_keys
     }
 
-    pub(crate) fn read_cache(&self) -> modern::CacheHint {
+    pub(crate) fn read_cache(&self) -> CacheHint {
         self.inner.read_cache
     }
 
@@ -603,7 +601,7 @@ impl ServerBuilder {
     /// Sets the cache hints of stateless list results (`ttlMs`, `cacheScope`): one minute,
     /// public, unless set.
     pub fn list_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
-        self.list_cache = modern::CacheHint {
+        self.list_cache = CacheHint {
             ttl_ms: ttl.as_millis() as u64,
             public,
         };
@@ -613,7 +611,7 @@ impl ServerBuilder {
     /// Sets the cache hints of stateless `resources/read` results: not cached, private,
     /// unless set.
     pub fn read_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
-        self.read_cache = modern::CacheHint {
+        self.read_cache = CacheHint {
             ttl_ms: ttl.as_millis() as u64,
             public,
         };
@@ -699,7 +697,8 @@ impl ServerBuilder {
     /// Builds the server: collects and checks the catalogue and builds every schema.
     pub fn build(self) -> Result<Server, CatalogueError> {
         if let Some(keys) = &self.state_keys {
-            keys.check(MIN_STATE_KEY_BYTES)?;
+            keys.check(MIN_STATE_KEY_BYTES)
+                .map_err(|(which, bytes)| CatalogueError::WeakRequestStateKey { which, bytes })?;
         }
         let mut items = Items::new();
         if self.auto_register {
@@ -749,10 +748,10 @@ impl ServerBuilder {
                     .message_log
                     .unwrap_or_else(crate::MessageLog::from_env)
                     .and_then(|log| {
-                        match crate::transport::trace::MessageTrace::open(
+                        match crate::message_log::MessageTrace::open(
                             &log,
                             self.trace_redact
-                                .unwrap_or_else(crate::transport::trace::redact_from_env),
+                                .unwrap_or_else(crate::message_log::redact_from_env),
                         ) {
                             Ok(trace) => Some(trace),
                             Err(e) => {

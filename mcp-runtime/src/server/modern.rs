@@ -4,8 +4,7 @@
 //! lists carry cache hints. Requests to the client become multi round-trip requests: the
 //! handler's call ends with an `InputRequiredResult`, and the retry brings the answers.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,54 +12,19 @@ use serde_json::{Map, Value, json};
 
 use super::Server;
 use super::dispatch::{Routed, parse_params};
-use super::request_state::Binding;
-use super::session::{Negotiated, RequestChannel, Session};
+use crate::protocol::CacheHint;
 use crate::protocol::{
     Implementation, LogLevel, ProtocolVersion, RequestId, RpcError, response_frame,
 };
+use crate::session::RoundTrip;
+use crate::session::request_state::Binding;
+use crate::session::{Negotiated, RequestChannel, Session};
 
 /// The stateless revisions this server speaks.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-
-/// How long clients may cache a list or a read, and for whom (2026-07-28 cache hints:
-/// `ttlMs` and `cacheScope`). Set per server with
-/// [`ServerBuilder::list_cache_hint`](crate::ServerBuilder::list_cache_hint) and
-/// [`ServerBuilder::read_cache_hint`](crate::ServerBuilder::read_cache_hint), and per resource
-/// with `#[resource(…, cache(ttl = "5m", public))]`.
-///
-/// ```
-/// use mcp_runtime::CacheHint;
-///
-/// let hint = CacheHint { ttl_ms: 300_000, public: true };
-/// assert!(hint.public);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CacheHint {
-    /// How long the result stays fresh, in milliseconds.
-    pub ttl_ms: u64,
-    /// Whether the result is the same for every caller (`public`) or not (`private`).
-    pub public: bool,
-}
-
-impl CacheHint {
-    /// Stale at once and for this caller only: the hint of results that must not be cached,
-    /// such as those of a multi round-trip retry, which depend on the answers it carried.
-    pub const UNCACHEABLE: CacheHint = CacheHint {
-        ttl_ms: 0,
-        public: false,
-    };
-
-    fn insert(self, result: &mut Map<String, Value>) {
-        result.insert("ttlMs".into(), self.ttl_ms.into());
-        result.insert(
-            "cacheScope".into(),
-            (if self.public { "public" } else { "private" }).into(),
-        );
-    }
-}
 
 const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
@@ -161,138 +125,6 @@ struct MetaOnly<'a> {
     request_state: Option<String>,
 }
 
-/// One stateless request that may ask the client for input: the answers known so far, and
-/// the input requests its handler made that have no answer yet.
-pub(crate) struct RoundTrip {
-    /// Whether the request is a retry (it carries answers or a state), whose result depends
-    /// on more than its cache key.
-    pub retry: bool,
-    binding: Binding,
-    answers: Map<String, Value>,
-    pending: Mutex<Vec<(String, Value)>>,
-    asked: AtomicUsize,
-    names: Mutex<Vec<Option<String>>>,
-    missing: Mutex<Vec<Vec<&'static str>>>,
-}
-
-impl RoundTrip {
-    /// The key of the handler's next input request: the name it gave with
-    /// [`RoundTrip::name_inputs`], or `<method>-<n>` in the order it asks, which is the same
-    /// on every run.
-    pub(crate) fn next_key(&self, method: &str) -> String {
-        let n = self.asked.fetch_add(1, Ordering::Relaxed);
-        let named = self
-            .names
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(n)
-            .cloned()
-            .flatten();
-        named.unwrap_or_else(|| format!("{}-{n}", method.replace('/', "-")))
-    }
-
-    /// The answer to the handler's next input request, or `None` after recording it as
-    /// pending.
-    pub(crate) fn answer(&self, method: &str, params: Value) -> Option<Value> {
-        let key = self.next_key(method);
-        if let Some(answer) = self.answers.get(&key) {
-            return Some(answer.clone());
-        }
-        self.pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((key, json!({ "method": method, "params": params })));
-        None
-    }
-
-    /// Names the input requests the handler makes from now on, in the order it asks.
-    pub(crate) fn name_inputs(&self, keys: Vec<String>) {
-        let asked = self.asked.load(Ordering::Relaxed);
-        let mut names = self.names.lock().unwrap_or_else(|p| p.into_inner());
-        names.truncate(asked);
-        while names.len() < asked {
-            names.push(None);
-        }
-        names.extend(keys.into_iter().map(Some));
-    }
-
-    /// Records a capability the handler needed and the client did not declare.
-    pub(crate) fn note_missing(&self, path: &[&'static str]) {
-        self.missing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(path.to_vec());
-    }
-
-    /// When the handler failed after needing capabilities the client did not declare: the
-    /// `MissingRequiredClientCapabilityError` (-32021) naming them.
-    pub(crate) fn missing_capability(&self, result: &Result<String, RpcError>) -> Option<RpcError> {
-        let missing = self.missing.lock().unwrap_or_else(|p| p.into_inner());
-        if missing.is_empty() {
-            return None;
-        }
-        let failed = match result {
-            Err(_) => true,
-            Ok(result) => serde_json::from_str::<Value>(result)
-                .is_ok_and(|v| v.get("isError") == Some(&Value::Bool(true))),
-        };
-        if !failed {
-            return None;
-        }
-        let mut required = Map::new();
-        for path in missing.iter() {
-            let mut slot = &mut required;
-            for part in path {
-                slot = slot
-                    .entry(part.to_string())
-                    .or_insert_with(|| json!({}))
-                    .as_object_mut()?;
-            }
-        }
-        let names: Vec<String> = missing.iter().map(|p| p.join(".")).collect();
-        Some(
-            RpcError::new(
-                crate::protocol::code::MISSING_CLIENT_CAPABILITY,
-                format!(
-                    "the request needs client capabilities it did not declare: {}",
-                    names.join(", ")
-                ),
-            )
-            .with_data(json!({ "requiredCapabilities": required })),
-        )
-    }
-
-    /// Whether the handler asked for anything unanswered: the call ends with an
-    /// `InputRequiredResult`.
-    pub(crate) fn wants_input(&self) -> bool {
-        !self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
-    }
-
-    /// The `InputRequiredResult` when the handler asked for anything unanswered.
-    pub(crate) fn input_required(&self, server: &Server) -> Option<String> {
-        let pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
-        if pending.is_empty() {
-            return None;
-        }
-        let requests: Map<String, Value> = pending.into_iter().collect();
-        let state = server
-            .state_keys()
-            .seal_new(self.binding.clone(), self.answers.clone());
-        Some(
-            json!({
-                "resultType": "input_required",
-                "inputRequests": requests,
-                "requestState": state,
-            })
-            .to_string(),
-        )
-    }
-}
-
 /// Whether a request belongs to the stateless era: `server/discover`, or a protocol version
 /// in its `_meta`. Every request of either era is asked, so the key is looked for at each
 /// `/` only, not with a general substring search.
@@ -321,7 +153,7 @@ fn names_a_revision(params: &[u8]) -> bool {
         .map_or(("", ""), |(b, a)| (b, a));
     let (before, after) = (before.as_bytes(), after.as_bytes());
     let mut from = 0;
-    while let Some(i) = crate::transport::find_byte(b'/', &params[from..]) {
+    while let Some(i) = memchr::memchr(b'/', &params[from..]) {
         let slash = from + i;
         if slash >= before.len()
             && &params[slash - before.len()..slash] == before
@@ -465,15 +297,7 @@ impl Server {
                 };
                 let retry = p.request_state.is_some() || p.input_responses.is_some();
                 answers.extend(p.input_responses.unwrap_or_default());
-                let round_trip = Arc::new(RoundTrip {
-                    retry,
-                    binding,
-                    answers,
-                    pending: Mutex::new(Vec::new()),
-                    asked: AtomicUsize::new(0),
-                    names: Mutex::new(Vec::new()),
-                    missing: Mutex::new(Vec::new()),
-                });
+                let round_trip = Arc::new(RoundTrip::new(binding, answers, retry));
                 let mut channel = out.clone();
                 channel.round_trip = Some(round_trip);
                 match method {

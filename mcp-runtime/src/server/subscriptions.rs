@@ -16,9 +16,9 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::dispatch::{Routed, parse_params};
-use super::session::{Outbound, RequestChannel, Session};
 use super::{Capability, Server};
 use crate::protocol::{RequestId, RpcError, notification_frame, response_frame};
+use crate::session::{Outbound, RequestChannel, Session};
 
 /// The `_meta` key naming the subscription a message belongs to.
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";

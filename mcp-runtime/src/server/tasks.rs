@@ -9,7 +9,9 @@
 //! task's `inputRequests`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -18,9 +20,9 @@ use serde_json::{Map, Value, json};
 
 use super::Server;
 use super::dispatch::{Routed, parse_params};
-use super::session::Session;
-use crate::context::ClientError;
 use crate::protocol::{RequestId, RpcError, code, error_frame, response_frame};
+use crate::session::Session;
+use crate::session::{CallTask, ClientError, TaskSlot};
 use crate::tasks::{StoredTask, TaskChange, TaskStore, TaskSupport};
 
 /// Where a client declares the extension in its capabilities.
@@ -103,29 +105,29 @@ impl Drop for Running {
     }
 }
 
-/// A call that may become a task; it holds the task once it has.
-#[derive(Default)]
-pub(crate) struct TaskSlot {
-    task: OnceLock<TaskHandle>,
-}
-
-impl TaskSlot {
-    /// The task this call became, if it did.
-    pub(crate) fn task(&self) -> Option<&TaskHandle> {
-        self.task.get()
-    }
-}
-
 /// The task a call became, as its handler sees it.
-pub(crate) struct TaskHandle {
-    pub id: String,
+struct TaskHandle {
+    id: String,
     server: Server,
 }
 
+impl CallTask for TaskHandle {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn ask(
+        &self,
+        key: String,
+        method: &'static str,
+        params: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<Value, ClientError>> + Send + '_>> {
+        Box::pin(self.ask_client(key, method, params))
+    }
+}
+
 impl TaskHandle {
-    /// Asks the client through the task (`input_required`) and waits for its
-    /// `tasks/update`.
-    pub(crate) async fn ask(
+    async fn ask_client(
         &self,
         key: String,
         method: &'static str,
@@ -238,10 +240,10 @@ impl Server {
             .create(task.clone())
             .await
             .map_err(|e| RpcError::internal(e.to_string()))?;
-        let _ = slot.task.set(TaskHandle {
+        slot.become_task(Arc::new(TaskHandle {
             id: task.task_id.clone(),
             server: self.clone(),
-        });
+        }));
         Ok((task, running))
     }
 

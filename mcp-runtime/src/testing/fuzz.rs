@@ -3,7 +3,7 @@
 
 use crate::protocol::Frame;
 use crate::server::Server;
-use crate::server::session::{Outbound, OutboundQueue};
+use crate::session::{Outbound, OutboundQueue};
 use crate::transport::connection::{Connection, Line};
 
 /// How many times the calls that wait are let run after a message, so that those that only

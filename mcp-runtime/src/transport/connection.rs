@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 use crate::protocol::{RpcError, error_frame};
-use crate::server::session::{Outbound, RequestChannel, Session};
 use crate::server::{Routed, Server};
+use crate::session::{Outbound, RequestChannel, Session};
 
 /// One unit read from a connection, owned (handed over a channel).
 pub(crate) enum Inbound {

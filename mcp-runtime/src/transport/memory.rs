@@ -12,7 +12,7 @@ use super::connection::{Inbound, serve_connection};
 use crate::content::CallToolResult;
 use crate::protocol::{ProtocolVersion, RequestId, RpcError};
 use crate::server::Server;
-use crate::server::session::Outbound;
+use crate::session::Outbound;
 
 type Pending = Arc<Mutex<HashMap<RequestId, oneshot::Sender<Value>>>>;
 

@@ -3,13 +3,11 @@
 pub(crate) mod connection;
 #[cfg(feature = "http")]
 pub mod http;
+mod lines;
 pub mod memory;
 #[cfg(unix)]
 mod protocol_stdout;
 mod stdio;
-pub(crate) mod trace;
-
-pub(crate) use stdio::memchr as find_byte;
 
 #[cfg(feature = "http")]
 pub(crate) use stdio::init_stderr_logging;

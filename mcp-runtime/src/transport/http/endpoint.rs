@@ -17,16 +17,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{SseOptions, parse_event_id, sse_response};
 use super::media::{accepts, is_json_body};
-use super::sessions::{Client, HttpSession};
+use super::session_table::{Client, HttpSession};
 use super::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
 use crate::protocol::{Implementation, ProtocolVersion};
 use crate::server::Routed;
 use crate::server::modern::MODERN_VERSIONS;
-use crate::server::session::{
-    Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl,
-};
+use crate::session::{Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -210,19 +208,19 @@ fn record_of(session: &HttpSession) -> Option<SessionRecord> {
 }
 
 /// The answer when no session can be made.
-fn no_room_refusal(no_room: super::sessions::NoRoom) -> Refusal {
+fn no_room_refusal(no_room: super::session_table::NoRoom) -> Refusal {
     match no_room {
-        super::sessions::NoRoom::Full => (
+        super::session_table::NoRoom::Full => (
             StatusCode::SERVICE_UNAVAILABLE,
             "every session is busy serving requests: retry once one is done".to_owned(),
         ),
-        super::sessions::NoRoom::ClientFull => (
+        super::session_table::NoRoom::ClientFull => (
             StatusCode::TOO_MANY_REQUESTS,
             "this client holds as many sessions as it may, each busy: end one (DELETE) or \
              retry once one is done"
                 .to_owned(),
         ),
-        super::sessions::NoRoom::NoId => (
+        super::session_table::NoRoom::NoId => (
             StatusCode::INTERNAL_SERVER_ERROR,
             "cannot create a session".to_owned(),
         ),

@@ -19,11 +19,11 @@ use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 
-use super::sessions::Client;
+use super::session_table::Client;
 use super::{HttpState, json_error};
 use crate::auth::AuthInfo;
 use crate::server::Routed;
-use crate::server::session::{Outbound, RequestChannel, Session};
+use crate::session::{Outbound, RequestChannel, Session};
 
 /// How many bytes of answers may wait for a legacy session's stream before the session's
 /// new requests are refused.
@@ -90,7 +90,7 @@ async fn open(
         auth.as_ref().map(|Extension(a)| a.as_ref()),
         peer.map(|Extension(ConnectInfo(p))| p),
     );
-    let Some(id) = super::sessions::new_session_id() else {
+    let Some(id) = super::session_table::new_session_id() else {
         return json_error(StatusCode::INTERNAL_SERVER_ERROR, "cannot create a session");
     };
     let (out, mut frames) = Outbound::new();

@@ -24,7 +24,7 @@ mod legacy_sse;
 mod media;
 mod security;
 mod serve;
-mod sessions;
+mod session_table;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ pub use security::{AuthRejection, BearerTokens, TokenVerifier};
 
 use crate::protocol::{RpcError, error_frame};
 use crate::server::Server;
-use sessions::SessionTable;
+use session_table::SessionTable;
 
 /// How the HTTP endpoint behaves. Every default is the safe one: loopback hosts and origins
 /// only, a 4 MiB body limit, sessions that expire after 30 idle minutes, a quota of sessions

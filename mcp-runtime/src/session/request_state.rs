@@ -58,15 +58,13 @@ impl StateKeys {
 
     /// Refuses keys shorter than `min` bytes: an HMAC key is as strong as it is long, and a
     /// short one (a password, an empty variable) lets anyone who guesses it forge states.
-    pub(crate) fn check(&self, min: usize) -> Result<(), crate::registry::CatalogueError> {
+    /// The first key under `min` bytes, as (`"current"` or `"previous"`, its length).
+    pub(crate) fn check(&self, min: usize) -> Result<(), (&'static str, usize)> {
         let short = std::iter::once(("current", &self.current))
             .chain(self.previous.iter().map(|k| ("previous", k)))
             .find(|(_, key)| key.len() < min);
         match short {
-            Some((which, key)) => Err(crate::registry::CatalogueError::WeakRequestStateKey {
-                which,
-                bytes: key.len(),
-            }),
+            Some((which, key)) => Err((which, key.len())),
             None => Ok(()),
         }
     }

@@ -1,6 +1,6 @@
-//! `MCP_TRACE`: every JSON-RPC message in and out, one line each, to standard error or to a
-//! file — what a logging proxy between client and server would show, without one. Standard
-//! output is never touched. The file is readable by its owner alone, and values can be
+//! The message log (`MCP_TRACE`): every JSON-RPC message in and out, one line each, to
+//! standard error or to a file — what a logging proxy between client and server would show,
+//! without one. Standard output is never touched. The file is readable by its owner alone, and values can be
 //! redacted by member name (`MCP_TRACE_REDACT`).
 
 use std::fs::OpenOptions;

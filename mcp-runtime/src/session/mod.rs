@@ -1,4 +1,21 @@
-//! The state of one handshake-era connection, and the queue of frames going out on it.
+//! Session state: what the server knows of one client connection (its negotiated revision,
+//! requests in flight, subscriptions, roots), the queue of frames going out to it, its
+//! pending requests to the client, and the channel one request answers on. Nothing here
+//! knows the server: the server and the transports build on it.
+
+mod channel;
+mod client_requests;
+mod frames;
+pub(crate) mod request_state;
+mod round_trip;
+
+#[cfg(feature = "http")]
+pub(crate) use channel::StreamControl;
+pub(crate) use channel::{CallTask, RequestChannel, TaskSlot};
+pub use client_requests::ClientError;
+pub(crate) use client_requests::{ClientAnswer, ClientRequests};
+pub(crate) use frames::{Outbound, OutboundQueue};
+pub(crate) use round_trip::RoundTrip;
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -8,12 +25,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::modern::RoundTrip;
-pub(crate) use super::outbound::{Outbound, OutboundQueue};
-use super::outgoing::OutgoingRequests;
-use crate::auth::AuthInfo;
-use crate::context::Root;
-use crate::protocol::{Frame, Implementation, LogLevel, ProtocolVersion, RequestId};
+use crate::protocol::Root;
+use crate::protocol::{Implementation, LogLevel, ProtocolVersion, RequestId};
+
+/// The most resources one session may subscribe to.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// The stored log level meaning "send none".
 const LOGS_OFF: u8 = u8::MAX;
@@ -66,7 +82,7 @@ pub(crate) struct Session {
     in_flight: Arc<Mutex<IdMap<CancellationToken>>>,
     subscriptions: Mutex<HashSet<String>>,
     notifications: Outbound,
-    outgoing: OutgoingRequests,
+    client_requests: ClientRequests,
     /// The client's roots, as last listed; cleared when the client says they changed.
     roots: Mutex<Option<Vec<Root>>>,
     /// The key replicas share the session under (its `Mcp-Session-Id`), when they do.
@@ -86,7 +102,7 @@ impl Session {
             in_flight: Arc::new(Mutex::new(IdMap::default())),
             subscriptions: Mutex::new(HashSet::new()),
             notifications,
-            outgoing: OutgoingRequests::new(),
+            client_requests: ClientRequests::new(),
             roots: Mutex::new(None),
             key: OnceLock::new(),
             lists_changed: AtomicU8::new(0),
@@ -135,8 +151,8 @@ impl Session {
     }
 
     /// The server's requests to this client awaiting answers.
-    pub(crate) fn outgoing(&self) -> &OutgoingRequests {
-        &self.outgoing
+    pub(crate) fn client_requests(&self) -> &ClientRequests {
+        &self.client_requests
     }
 
     pub(crate) fn cached_roots(&self) -> Option<Vec<Root>> {
@@ -180,12 +196,11 @@ impl Session {
     }
 
     /// Subscribes to a resource; false when the session holds
-    /// [`MAX_SUBSCRIPTIONS`](super::dispatch::MAX_SUBSCRIPTIONS) already (each URI may be
+    /// [`MAX_SUBSCRIPTIONS`] already (each URI may be
     /// up to 64 KiB, and a session lives as long as it is used).
     pub(crate) fn subscribe(&self, uri: &str) -> bool {
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-        if subscriptions.len() >= super::dispatch::MAX_SUBSCRIPTIONS && !subscriptions.contains(uri)
-        {
+        if subscriptions.len() >= MAX_SUBSCRIPTIONS && !subscriptions.contains(uri) {
             return false;
         }
         subscriptions.insert(uri.to_owned());
@@ -275,7 +290,7 @@ impl Session {
 
     /// Cancels everything in flight, both ways (the connection is gone).
     pub(crate) fn cancel_all(&self) {
-        self.outgoing.disconnect();
+        self.client_requests.disconnect();
         for (_, token) in self
             .in_flight
             .lock()
@@ -285,56 +300,4 @@ impl Session {
             token.cancel();
         }
     }
-}
-
-/// Where the frames of one request go (its response stream), and what the transport knows
-/// about the request beyond its bytes.
-#[derive(Clone)]
-pub(crate) struct RequestChannel {
-    pub out: Outbound,
-    /// The caller's identity, when the transport authenticated it.
-    pub auth: Option<Arc<AuthInfo>>,
-    /// Control of the response stream, when the transport has one (Streamable HTTP).
-    pub stream: Option<Arc<dyn StreamControl>>,
-    /// A stateless request's answers from the client, and the input its handler still needs.
-    pub round_trip: Option<Arc<RoundTrip>>,
-    /// A tool call that may become a task, and the task once it has.
-    pub task: Option<Arc<super::tasks::TaskSlot>>,
-    /// Fires when the transport closes (stdio input ended, HTTP shutdown): long-lived
-    /// requests such as `subscriptions/listen` end then.
-    pub closing: CancellationToken,
-    /// The transport already knows the request is of the stateless era (its HTTP
-    /// `MCP-Protocol-Version` says so): without `_meta` it is refused as such.
-    pub stateless_only: bool,
-}
-
-impl RequestChannel {
-    pub(crate) fn new(out: Outbound) -> Self {
-        RequestChannel {
-            out,
-            auth: None,
-            stream: None,
-            round_trip: None,
-            task: None,
-            closing: CancellationToken::new(),
-            stateless_only: false,
-        }
-    }
-
-    pub(crate) fn send(&self, frame: Frame) {
-        self.out.send(frame);
-    }
-
-    /// Queues a notification of this request (progress, a log message), which a peer that
-    /// does not read may lose.
-    pub(crate) fn notify(&self, frame: Frame) {
-        self.out.notify(frame);
-    }
-}
-
-/// A transport's response stream, as a handler may steer it.
-pub(crate) trait StreamControl: Send + Sync {
-    /// Ends the response stream now, asking the client to reconnect after `retry`; the
-    /// handler goes on and its later messages wait for the client to resume.
-    fn close(&self, retry: Option<std::time::Duration>);
 }

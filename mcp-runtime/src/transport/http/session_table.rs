@@ -16,7 +16,7 @@ use crate::cluster::SessionRecord;
 use crate::protocol::ProtocolVersion;
 use crate::server::Server;
 use crate::server::cluster::apply_record;
-use crate::server::session::{Negotiated, Outbound, Session};
+use crate::session::{Negotiated, Outbound, Session};
 
 /// Who holds sessions, for quotas and for binding a session to its opener: the subject of
 /// the token when there is authentication, otherwise the peer's address.
