@@ -4,12 +4,16 @@ mod cache;
 pub(crate) mod deep;
 mod jsonrpc;
 pub(crate) mod messages;
+mod methods;
 mod version;
 
 pub use cache::CacheHint;
 pub(crate) use jsonrpc::{Envelope, Incoming, error_frame, notification_frame, response_frame};
 pub use jsonrpc::{Frame, RequestId, RpcError, code};
 pub use messages::{Implementation, LogLevel, ProgressToken, Root, ToolAnnotations};
+#[cfg(feature = "http")]
+pub(crate) use methods::ALL_LISTS;
+pub(crate) use methods::{ListKind, Method, Needs};
 pub use version::{ProtocolVersion, UnknownProtocolVersion};
 
 /// The `_meta` key under which the runtime's refusals (a path outside the roots, a call the

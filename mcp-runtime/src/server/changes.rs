@@ -6,30 +6,15 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Server;
-use super::subscriptions::ListKind;
-use crate::protocol::notification_frame;
+use crate::protocol::{ListKind, notification_frame};
 use crate::registry::{
     CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items, PromptDescriptor,
     ResourceDescriptor, ToolDescriptor, build_all,
 };
 
-const TOOLS: u8 = 1;
-const PROMPTS: u8 = 2;
-const RESOURCES: u8 = 4;
-
-/// Every list kind.
-#[cfg(feature = "http")]
-pub(crate) const ALL_LISTS: u8 = TOOLS | PROMPTS | RESOURCES;
-
-/// The list a listing method fetches, as a `list_changed` kind.
-pub(crate) fn list_fetched_by(method: &str) -> Option<u8> {
-    match method {
-        "tools/list" => Some(TOOLS),
-        "prompts/list" => Some(PROMPTS),
-        "resources/list" | "resources/templates/list" => Some(RESOURCES),
-        _ => None,
-    }
-}
+const TOOLS: u8 = ListKind::Tools.bit();
+const PROMPTS: u8 = ListKind::Prompts.bit();
+const RESOURCES: u8 = ListKind::Resources.bit();
 
 /// How long changes are gathered before one notification per kind goes out.
 const COALESCE: Duration = Duration::from_millis(5);
@@ -225,27 +210,15 @@ impl Server {
                 (session, news)
             })
             .collect();
-        for (bit, kind, method) in [
-            (TOOLS, ListKind::Tools, "notifications/tools/list_changed"),
-            (
-                PROMPTS,
-                ListKind::Prompts,
-                "notifications/prompts/list_changed",
-            ),
-            (
-                RESOURCES,
-                ListKind::Resources,
-                "notifications/resources/list_changed",
-            ),
-        ] {
-            if kinds & bit != 0 {
-                let frame = notification_frame(method, &serde_json::json!({}));
+        for kind in ListKind::ALL {
+            if kinds & kind.bit() != 0 {
+                let frame = notification_frame(kind.notification(), &serde_json::json!({}));
                 for (session, news) in &sessions {
-                    if news & bit != 0 {
+                    if news & kind.bit() != 0 {
                         session.notifications().notify(frame.clone());
                     }
                 }
-                self.inner.listeners.list_changed(kind, method);
+                self.inner.listeners.list_changed(kind);
             }
         }
     }

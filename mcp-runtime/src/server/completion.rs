@@ -4,11 +4,10 @@ use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::Server;
-use super::dispatch::parse_params;
-use super::handlers::panic_message;
+use super::request::Request;
+use super::request::panic_message;
 use crate::completion::{Completion, CompletionContext};
 use crate::protocol::RpcError;
 use crate::registry::CompletionDescriptor;
@@ -44,8 +43,9 @@ struct ContextArguments {
 }
 
 impl Server {
-    pub(super) fn complete(&self, params: Option<&RawValue>) -> Result<String, RpcError> {
-        let p: CompleteParams = parse_params(params)?;
+    /// `completion/complete`: the suggestions for one prompt argument or template variable.
+    pub(super) fn complete_argument(&self, req: &Request<'_>) -> Result<String, RpcError> {
+        let p: CompleteParams = req.params()?;
         let catalogue = self.catalogue();
         let (completions, known): (&[CompletionDescriptor], bool) = match &p.reference {
             Reference::Prompt { name } => {

@@ -2,36 +2,28 @@
 //!
 //! [`Server::route`] reads one message and either answers at once (lifecycle, lists, errors —
 //! in the order messages arrive, so `initialize` is settled before the next message is read)
-//! or returns the future of a handler call, which the transport runs concurrently.
+//! or returns the future of a handler call, which the transport runs concurrently. A request
+//! is looked up in the method table, prepared for its era (the stateless era's metadata is
+//! read in [`stateless`](super::stateless)), and served by one `match`
+//! from method to code for both eras.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::Capability;
 use super::Server;
+use super::request::{Finish, Request, Routed, parse_params};
 use crate::protocol::messages::{
     CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
 };
 use crate::protocol::{
-    Envelope, Frame, Incoming, ProtocolVersion, RequestId, RpcError, error_frame, response_frame,
+    Envelope, Frame, Incoming, Method, ProtocolVersion, RequestId, RpcError, error_frame,
 };
 use crate::resource::resource_not_found;
 use crate::session::{Negotiated, RequestChannel, Session};
 
 /// The most messages a JSON-RPC batch (2025-03-26) may hold.
 pub const MAX_BATCH_ITEMS: usize = 64;
-
-/// The outcome of routing one message.
-pub(crate) enum Routed {
-    /// Answered already (or nothing to answer: a notification, a response).
-    Reply(Option<Frame>),
-    /// A handler call to run; its frame, if any, is the response.
-    Deferred(Pin<Box<dyn Future<Output = Option<Frame>> + Send + 'static>>),
-}
 
 impl Server {
     /// Routes one message (a line on stdio, a body on HTTP).
@@ -209,83 +201,122 @@ impl Server {
         }
     }
 
+    /// A request: its method looked up in the table, prepared for its era, and served.
     fn request(
         &self,
         session: &Arc<Session>,
         id: &RequestId,
-        method: &str,
+        name: &str,
         params: Option<&RawValue>,
-        out: &RequestChannel,
+        channel: &RequestChannel,
     ) -> Result<Routed, RpcError> {
-        let reply = |result: &str| Ok(Routed::Reply(Some(response_frame(id, result))));
-        if out.stateless_only || super::modern::is_modern(method, params) {
-            return self.modern_request(session, id, method, params, out);
+        let stateless = channel.stateless_only || super::stateless::is_stateless(name, params);
+        // A method this era lacks, or that this server serves nothing for, is not found.
+        let method = Method::parse(name)
+            .filter(|&m| self.serves(m, stateless))
+            .ok_or_else(|| RpcError::method_not_found(name))?;
+        if stateless {
+            let prepared = self.prepare_stateless(session, method, params, channel)?;
+            return self.serve_request(&Request {
+                server: self,
+                session: &prepared.session,
+                id,
+                method,
+                version: ProtocolVersion::LATEST_HANDSHAKE,
+                params,
+                channel: &prepared.channel,
+                finish: prepared.finish,
+            });
         }
-        match method {
-            "initialize" => return reply(&self.initialize(session, params)?),
-            "ping" => return reply("{}"),
-            _ => {}
-        }
-        let known = match method {
-            "tools/list" | "tools/call" => self.has_capability(Capability::Tools),
-            "prompts/list" | "prompts/get" => self.has_capability(Capability::Prompts),
-            "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-            | "resources/subscribe"
-            | "resources/unsubscribe" => self.has_capability(Capability::Resources),
-            "completion/complete" => {
-                self.has_capability(Capability::Prompts)
-                    || self.has_capability(Capability::Resources)
-            }
-            "logging/setLevel" => true,
-            _ => false,
-        };
-        if !known {
-            return Err(RpcError::method_not_found(method));
-        }
-        let Some(negotiated) = session.negotiated() else {
-            return Err(RpcError::invalid_request(format!(
-                "the session is not initialized: send `initialize` before `{method}`"
-            )));
-        };
-        let version = negotiated.version;
-        if let Some(kind) = super::changes::list_fetched_by(method) {
-            session.lists_fetched(kind);
-        }
-        match method {
-            "tools/list" => reply(&self.list_tools_for(session, version, params)?),
-            "tools/call" => self.call_tool(session, id, version, params, out),
-            "prompts/list" => reply(&self.list_prompts(version, params)?),
-            "prompts/get" => self.get_prompt(session, id, version, params, out),
-            "resources/list" => self.list_resources(id, version, params),
-            "resources/templates/list" => reply(&self.list_resource_templates(version, params)?),
-            "resources/read" => self.read_resource(session, id, params, out),
-            "resources/subscribe" | "resources/unsubscribe" => {
-                let p: SubscribeParams = parse_params(params)?;
-                if method == "resources/subscribe" {
-                    if self.catalogue().resolve(&p.uri).is_none() {
-                        return Err(resource_not_found(&p.uri));
-                    }
-                    if !session.subscribe(&p.uri) {
-                        return Err(RpcError::invalid_params(format!(
-                            "this session holds {} subscriptions, the most \
-                             it may: unsubscribe from one first",
-                            crate::session::MAX_SUBSCRIPTIONS
-                        )));
-                    }
-                } else {
-                    session.unsubscribe(&p.uri);
-                }
-                reply("{}")
-            }
-            "completion/complete" => reply(&self.complete(params)?),
+        let version = match method {
+            // The only requests before the handshake, answered whatever the session is.
+            Method::Initialize | Method::Ping => ProtocolVersion::LATEST_HANDSHAKE,
             _ => {
-                let p: SetLevelParams = parse_params(params)?;
-                session.set_log_level(p.level);
-                reply("{}")
+                session
+                    .negotiated()
+                    .ok_or_else(|| {
+                        RpcError::invalid_request(format!(
+                            "the session is not initialized: send `initialize` before `{name}`"
+                        ))
+                    })?
+                    .version
             }
+        };
+        self.serve_request(&Request {
+            server: self,
+            session,
+            id,
+            method,
+            version,
+            params,
+            channel,
+            finish: Finish::handshake(),
+        })
+    }
+
+    /// Whether the server answers `method` in an era: the era has it, and the server serves
+    /// what it needs.
+    fn serves(&self, method: Method, stateless: bool) -> bool {
+        let in_era = if stateless {
+            method.in_stateless()
+        } else {
+            method.in_handshake()
+        };
+        in_era && self.has(method.needs())
+    }
+
+    /// Serves a request of either era: the one table from method to code.
+    fn serve_request(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        if let Some(list) = req.method.fetches() {
+            req.session.lists_fetched(list.bit());
         }
+        // Lists say how long they stay fresh, in the era that has cache hints.
+        let lists = req.is_stateless().then_some(self.inner.list_cache);
+        Ok(match req.method {
+            Method::Initialize => req.answer(self.initialize(req), None),
+            Method::Ping => req.answer(Ok("{}".into()), None),
+            Method::ServerDiscover => req.answer(Ok(self.discover_result()), None),
+            Method::ToolsList => req.answer(self.list_tools(req), lists),
+            Method::ToolsCall => self.call_tool(req)?,
+            Method::PromptsList => req.answer(self.list_prompts(req), lists),
+            Method::PromptsGet => self.get_prompt(req)?,
+            Method::ResourcesList => self.list_resources(req, lists)?,
+            Method::ResourceTemplatesList => req.answer(self.list_resource_templates(req), lists),
+            Method::ResourcesRead => self.read_resource(req)?,
+            Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
+                req.answer(self.subscribe(req), None)
+            }
+            Method::CompletionComplete => req.answer(self.complete_argument(req), None),
+            Method::LoggingSetLevel => {
+                let p: SetLevelParams = req.params()?;
+                req.session.set_log_level(p.level);
+                req.answer(Ok("{}".into()), None)
+            }
+            Method::SubscriptionsListen => self.listen(req)?,
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+                self.task_request(req)?
+            }
+        })
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe`.
+    fn subscribe(&self, req: &Request<'_>) -> Result<String, RpcError> {
+        let p: SubscribeParams = req.params()?;
+        if req.method == Method::ResourcesUnsubscribe {
+            req.session.unsubscribe(&p.uri);
+            return Ok("{}".into());
+        }
+        if self.catalogue().resolve(&p.uri).is_none() {
+            return Err(resource_not_found(&p.uri));
+        }
+        if !req.session.subscribe(&p.uri) {
+            return Err(RpcError::invalid_params(format!(
+                "this session holds {} subscriptions, the most it may: unsubscribe from one \
+                 first",
+                crate::session::MAX_SUBSCRIPTIONS
+            )));
+        }
+        Ok("{}".into())
     }
 
     fn notification(&self, session: &Session, method: &str, params: Option<&RawValue>) {
@@ -305,8 +336,9 @@ impl Server {
         }
     }
 
-    fn initialize(&self, session: &Session, params: Option<&RawValue>) -> Result<String, RpcError> {
-        let p: InitializeParams = parse_params(params)?;
+    fn initialize(&self, req: &Request<'_>) -> Result<String, RpcError> {
+        let p: InitializeParams = req.params()?;
+        let session = req.session;
         let version = p
             .protocol_version
             .parse::<ProtocolVersion>()
@@ -323,21 +355,6 @@ impl Server {
         }
         Ok(self.inner.initialize_results[version.index()].clone())
     }
-}
-
-/// Reads a method's parameters; absent parameters read as an empty object.
-pub(crate) fn parse_params<'a, T: Deserialize<'a>>(
-    params: Option<&'a RawValue>,
-) -> Result<T, RpcError> {
-    let text = params.map_or("{}", RawValue::get);
-    serde_json::from_str(text).map_err(|e| {
-        let message = e.to_string();
-        let message = match message.rfind(" at line ") {
-            Some(i) => &message[..i],
-            None => &message,
-        };
-        RpcError::invalid_params(format!("invalid params: {message}"))
-    })
 }
 
 /// Whether arrays and objects nest deeper than `limit` anywhere in a message (brackets in

@@ -1,30 +1,26 @@
 //! Requests that run user code — `tools/call`, `prompts/get`, `resources/read` — as
 //! cancellable, panic-contained futures, with their results shaped for the negotiated revision.
 
-use std::any::Any;
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
+use std::task::Poll;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
-use super::dispatch::{Routed, parse_params};
+use super::request::{CatchUnwind, Request, Routed, frame, panic_message};
 use crate::audit::{AuditCall, Outcome};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
 use crate::policy::CallRequest;
 use crate::prompt::PromptArguments;
-use crate::protocol::CacheHint;
 use crate::protocol::messages::{CallToolParams, RequestMeta};
-use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
+use crate::protocol::{CacheHint, ProtocolVersion, RpcError};
 use crate::registry::{Arguments, ResourceRequest};
 use crate::resource::resource_not_found;
-use crate::session::{RequestChannel, Session};
 
 #[derive(Deserialize)]
 struct GetPromptParams {
@@ -44,28 +40,16 @@ struct ReadResourceParams {
     meta: Option<RequestMeta>,
 }
 
-/// One request about to run user code.
-struct HandlerRequest<'a> {
-    /// The cache hints of a stateless result.
-    cache: Option<crate::protocol::CacheHint>,
-    server: &'a Server,
-    session: &'a Arc<Session>,
-    id: &'a RequestId,
-    out: &'a RequestChannel,
-}
-
-impl HandlerRequest<'_> {
+impl Request<'_> {
     /// Registers the request as in flight and builds its [`Context`].
     fn begin(&self, meta: Option<RequestMeta>) -> Result<(Context, CancellationToken), RpcError> {
         self.begin_handler(meta, None)
             .map(|(ctx, cancel, _)| (ctx, cancel))
     }
 
-    /// [`HandlerRequest::begin`], and with `stoppable` a token of the handler's own, which
-    /// cancels its context (`ctx.is_cancelled()`) without cancelling the request: a tool
-    /// stopped by its time limit is still answered.
-    /// Begins a handler; with a time `limit`, its context has a deadline and a token of its
-    /// own that the limit stops.
+    /// [`Request::begin`]; with a time `limit`, the context has a deadline and a token of
+    /// its own, which the limit stops (`ctx.is_cancelled()`) without cancelling the request:
+    /// a tool stopped by its time limit is still answered.
     fn begin_handler(
         &self,
         meta: Option<RequestMeta>,
@@ -85,7 +69,7 @@ impl HandlerRequest<'_> {
         let ctx = Context::new(
             self.server.clone(),
             Arc::clone(self.session),
-            self.out.clone(),
+            self.channel.clone(),
             self.id.clone(),
             meta.and_then(|m| m.progress_token),
             stop.clone(),
@@ -95,46 +79,24 @@ impl HandlerRequest<'_> {
     }
 
     /// Runs `handler` concurrently; `respond` turns its outcome (or its panic message) into
-    /// the result to send. A cancelled request is answered with nothing. A call that may
-    /// become a task becomes one the first time its handler waits.
+    /// the result to send, which the era then shapes with `cache`. A cancelled request is
+    /// answered with nothing. A call that may become a task becomes one the first time its
+    /// handler waits.
     fn run<T: Send + 'static>(
         &self,
         cancel: CancellationToken,
         handler: Pin<Box<dyn Future<Output = T> + Send>>,
+        cache: Option<CacheHint>,
         respond: impl FnOnce(Result<T, String>) -> Result<String, RpcError> + Send + 'static,
     ) -> Routed {
         let session = Arc::clone(self.session);
         let id = self.id.clone();
-        let task = self.out.task.clone().map(|slot| {
-            let owner = self.out.auth.as_ref().map(|a| a.subject.clone());
+        let task = self.channel.task.clone().map(|slot| {
+            let owner = self.channel.auth.as_ref().map(|a| a.subject.clone());
             (slot, self.server.clone(), owner)
         });
-        // A stateless request: input its handler still needs ends the call, and a complete
-        // result says so.
-        let stateless = self.out.round_trip.clone().map(|round_trip| {
-            // A retry's result depends on the answers it carried: never cache it.
-            let cache = self.cache.map(|hint| {
-                if round_trip.retry {
-                    CacheHint::UNCACHEABLE
-                } else {
-                    hint
-                }
-            });
-            (round_trip, self.server.clone(), cache)
-        });
-        let answer = move |outcome| match stateless {
-            None => respond(outcome),
-            Some((round_trip, server, cache)) => {
-                let result = respond(outcome);
-                match round_trip.input_required(server.state_keys()) {
-                    Some(input_required) => Ok(input_required),
-                    None => match round_trip.missing_capability(&result) {
-                        Some(error) => Err(error),
-                        None => result.map(|r| super::modern::complete(&r, cache)),
-                    },
-                }
-            }
-        };
+        let finish = self.finish.clone();
+        let answer = move |outcome| finish.apply(respond(outcome), cache);
         Routed::Deferred(Box::pin(async move {
             let mut handler = CatchUnwind(handler);
             // Cancellation is looked at first: a handler that notices it and returns must
@@ -162,7 +124,7 @@ impl HandlerRequest<'_> {
                             session.finish(&id);
                             let (task, running) = match server.create_task(&slot, owner).await {
                                 Ok(created) => created,
-                                Err(error) => return Some(error_frame(Some(&id), &error)),
+                                Err(error) => return Some(frame(&id, Err(error))),
                             };
                             let finish = Box::pin(async move {
                                 let outcome = handler.await;
@@ -181,31 +143,24 @@ impl HandlerRequest<'_> {
             }
             session.finish(&id);
             let outcome = outcome.map_err(|panic| panic_message(&*panic).to_owned());
-            Some(match answer(outcome) {
-                Ok(result) => response_frame(&id, &result),
-                Err(error) => error_frame(Some(&id), &error),
-            })
+            Some(frame(&id, answer(outcome)))
         }))
     }
 }
 
 impl Server {
-    pub(super) fn call_tool(
-        &self,
-        session: &Arc<Session>,
-        id: &RequestId,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-        out: &RequestChannel,
-    ) -> Result<Routed, RpcError> {
-        let p: CallToolParams<'_> = parse_params(params)?;
+    /// `tools/call`: the policy, the audit record, the time limit, and the task the call
+    /// may become, around the tool's own function.
+    pub(super) fn call_tool(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        let p: CallToolParams<'_> = req.params()?;
+        let version = req.version;
         let catalogue = self.catalogue();
         let tool = catalogue.tool(&p.name).ok_or_else(|| {
             RpcError::invalid_params(format!("unknown tool `{}`", p.name))
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
         let descriptor = tool.descriptor;
-        let caller = out.auth.as_deref();
+        let caller = req.channel.auth.as_deref();
         let mut audit = AuditCall::begin(
             self.audit(),
             descriptor.name,
@@ -226,12 +181,7 @@ impl Server {
                 }
                 let mut result = refusal.into_result(descriptor.name);
                 shape_result(&mut result, version, false);
-                let result = serde_json::to_string(&result).unwrap_or_default();
-                let result = match out.round_trip {
-                    Some(_) => super::modern::complete(&result, None),
-                    None => result,
-                };
-                return Ok(Routed::Reply(Some(response_frame(id, &result))));
+                return Ok(req.answer(Ok(serde_json::to_string(&result).unwrap_or_default()), None));
             }
         }
         // A tool with task support may become a task when the client declares tasks.
@@ -242,27 +192,20 @@ impl Server {
             }
         };
         let task = self
-            .task_slot(descriptor.task, session, out.round_trip.is_some())
+            .task_slot(descriptor.task, req.session, req.is_stateless())
             .inspect_err(|_| refused(&mut audit))?;
         let with_task;
-        let out = match task {
+        let req = match task {
             Some(slot) => {
-                let mut channel = out.clone();
+                let mut channel = req.channel.clone();
                 channel.task = Some(slot);
                 with_task = channel;
-                &with_task
+                req.with_channel(&with_task)
             }
-            None => out,
-        };
-        let request = HandlerRequest {
-            cache: None,
-            server: self,
-            session,
-            id,
-            out,
+            None => req.with_channel(req.channel),
         };
         let limit = descriptor.timeout.or(self.tool_timeout());
-        let (ctx, cancel, stop) = request
+        let (ctx, cancel, stop) = req
             .begin_handler(p.meta, limit)
             .inspect_err(|_| refused(&mut audit))?;
         let wraps_output = tool.wraps_output;
@@ -272,8 +215,8 @@ impl Server {
             Some(limit) => with_time_limit(call, limit, descriptor.name, stop),
             None => call,
         };
-        let round_trip = out.round_trip.clone();
-        Ok(request.run(cancel, call, move |outcome| {
+        let round_trip = req.channel.round_trip.clone();
+        Ok(req.run(cancel, call, None, move |outcome| {
             let mut result = outcome.unwrap_or_else(|panic| {
                 tracing::error!(tool = descriptor.name, panic, "tool panicked");
                 CallToolResult::error(format!(
@@ -303,15 +246,10 @@ impl Server {
         }))
     }
 
-    pub(super) fn get_prompt(
-        &self,
-        session: &Arc<Session>,
-        id: &RequestId,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-        out: &RequestChannel,
-    ) -> Result<Routed, RpcError> {
-        let p: GetPromptParams = parse_params(params)?;
+    /// `prompts/get`: the prompt's function, its messages shaped for the revision.
+    pub(super) fn get_prompt(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        let p: GetPromptParams = req.params()?;
+        let version = req.version;
         let catalogue = self.catalogue();
         let prompt = catalogue.prompt(&p.name).ok_or_else(|| {
             RpcError::invalid_params(format!("unknown prompt `{}`", p.name))
@@ -319,16 +257,12 @@ impl Server {
         })?;
         let descriptor = prompt.descriptor;
         let arguments = PromptArguments::from_json(p.arguments.unwrap_or_default())?;
-        let request = HandlerRequest {
-            cache: None,
-            server: self,
-            session,
-            id,
-            out,
-        };
-        let (ctx, cancel) = request.begin(p.meta)?;
-        Ok(
-            request.run(cancel, (descriptor.get)(ctx, arguments), move |outcome| {
+        let (ctx, cancel) = req.begin(p.meta)?;
+        Ok(req.run(
+            cancel,
+            (descriptor.get)(ctx, arguments),
+            None,
+            move |outcome| {
                 let mut result = outcome.map_err(|panic| {
                     tracing::error!(prompt = descriptor.name, panic, "prompt panicked");
                     RpcError::internal(format!(
@@ -340,18 +274,13 @@ impl Server {
                     shape_content(&mut message.content, version);
                 }
                 serde_json::to_string(&result).map_err(|e| RpcError::internal(e.to_string()))
-            }),
-        )
+            },
+        ))
     }
 
-    pub(super) fn read_resource(
-        &self,
-        session: &Arc<Session>,
-        id: &RequestId,
-        params: Option<&RawValue>,
-        out: &RequestChannel,
-    ) -> Result<Routed, RpcError> {
-        let p: ReadResourceParams = parse_params(params)?;
+    /// `resources/read`: the resource or template the URI names, read by its function.
+    pub(super) fn read_resource(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        let p: ReadResourceParams = req.params()?;
         let catalogue = self.catalogue();
         let (resource, variables) = catalogue.resolve(&p.uri).ok_or_else(|| {
             if p.uri.len() > crate::UriTemplate::MAX_MATCHED_URI {
@@ -365,14 +294,8 @@ impl Server {
             }
         })?;
         let descriptor = resource.descriptor;
-        let request = HandlerRequest {
-            cache: Some(descriptor.cache.unwrap_or(self.read_cache())),
-            server: self,
-            session,
-            id,
-            out,
-        };
-        let (ctx, cancel) = request.begin(p.meta)?;
+        let cache = Some(descriptor.cache.unwrap_or(self.read_cache()));
+        let (ctx, cancel) = req.begin(p.meta)?;
         let variables = PromptArguments::new(
             variables
                 .iter()
@@ -386,7 +309,7 @@ impl Server {
                 variables,
             },
         );
-        Ok(request.run(cancel, read, move |outcome| {
+        Ok(req.run(cancel, read, cache, move |outcome| {
             let contents = outcome.map_err(|panic| {
                 tracing::error!(resource = descriptor.uri, panic, "resource panicked");
                 RpcError::internal(format!(
@@ -473,30 +396,6 @@ pub(crate) fn shape_content(block: &mut Content, version: ProtocolVersion) {
         }
         _ => {}
     }
-}
-
-/// Runs a future, turning a panic inside it into an error value.
-struct CatchUnwind<F>(F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(a non-string panic payload)")
 }
 
 #[cfg(test)]

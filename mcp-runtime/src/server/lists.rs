@@ -6,34 +6,23 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde_json::value::RawValue;
 
 use super::Server;
-use super::dispatch::{Routed, parse_params};
-use super::handlers::panic_message;
+use super::request::panic_message;
+use super::request::{Request, Routed, parse_params};
 use crate::protocol::messages::ListParams;
-use crate::protocol::{ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
+use crate::protocol::{CacheHint, ProtocolVersion, RpcError};
 use crate::resource::Resource;
-use crate::session::Session;
 
 impl Server {
-    /// `tools/list` in the server's own schema profile (what a session gets whose client
-    /// matches no entry of the client table).
-    pub(super) fn list_tools(
-        &self,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-    ) -> Result<String, RpcError> {
-        let slot = self.schema_profiles().base_slot();
-        self.list_tools_in(slot, version, params)
-    }
-
-    /// `tools/list` in the schema profile of the session's client, chosen once from its
-    /// `clientInfo.name` (see `ServerBuilder::per_client_schema_profiles`).
-    pub(super) fn list_tools_for(
-        &self,
-        session: &Session,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-    ) -> Result<String, RpcError> {
-        self.list_tools_in(self.schema_slot(session), version, params)
+    /// `tools/list`: in a session, in the schema profile of its client, chosen once from its
+    /// `clientInfo.name` (see `ServerBuilder::per_client_schema_profiles`); a stateless
+    /// request gets the server's own profile.
+    pub(super) fn list_tools(&self, req: &Request<'_>) -> Result<String, RpcError> {
+        let slot = if req.is_stateless() {
+            self.schema_profiles().base_slot()
+        } else {
+            self.schema_slot(req.session)
+        };
+        self.list_tools_in(slot, req.version, req.params)
     }
 
     fn list_tools_in(
@@ -52,39 +41,37 @@ impl Server {
         self.page("tools", &entries, params)
     }
 
-    pub(super) fn list_prompts(
-        &self,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-    ) -> Result<String, RpcError> {
+    /// `prompts/list`.
+    pub(super) fn list_prompts(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let catalogue = self.catalogue();
-        let entries: Vec<&RawValue> = catalogue.prompts.iter().map(|p| p.wire(version)).collect();
-        self.page("prompts", &entries, params)
+        let entries: Vec<&RawValue> = catalogue
+            .prompts
+            .iter()
+            .map(|p| p.wire(req.version))
+            .collect();
+        self.page("prompts", &entries, req.params)
     }
 
-    pub(super) fn list_resource_templates(
-        &self,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
-    ) -> Result<String, RpcError> {
+    /// `resources/templates/list`.
+    pub(super) fn list_resource_templates(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let catalogue = self.catalogue();
         let entries: Vec<&RawValue> = catalogue
             .templates
             .iter()
-            .map(|t| t.wire(version))
+            .map(|t| t.wire(req.version))
             .collect();
-        self.page("resourceTemplates", &entries, params)
+        self.page("resourceTemplates", &entries, req.params)
     }
 
     /// Static resources, then the concrete resources each template's `list` function names.
     /// Those functions are user code, so the listing runs like a handler when there are any.
     pub(super) fn list_resources(
         &self,
-        id: &RequestId,
-        version: ProtocolVersion,
-        params: Option<&RawValue>,
+        req: &Request<'_>,
+        cache: Option<CacheHint>,
     ) -> Result<Routed, RpcError> {
-        let p: ListParams = parse_params(params)?;
+        let p: ListParams = req.params()?;
+        let version = req.version;
         let catalogue = self.catalogue();
         let listers: Vec<_> = catalogue
             .templates
@@ -102,13 +89,12 @@ impl Server {
                 &entries,
                 self.inner.page_size,
                 p.cursor.as_deref(),
-            )?;
-            return Ok(Routed::Reply(Some(response_frame(id, &result))));
+            );
+            return Ok(req.answer(result, cache));
         }
         let server = self.clone();
-        let id = id.clone();
-        Ok(Routed::Deferred(Box::pin(async move {
-            let result = (|| {
+        Ok(req.answer_later(
+            async move {
                 let catalogue = server.catalogue();
                 let mut owned: Vec<Box<RawValue>> = Vec::new();
                 for (uri, list) in listers {
@@ -134,12 +120,9 @@ impl Server {
                     server.inner.page_size,
                     p.cursor.as_deref(),
                 )
-            })();
-            Some(match result {
-                Ok(result) => response_frame(&id, &result),
-                Err(error) => error_frame(Some(&id), &error),
-            })
-        })))
+            },
+            cache,
+        ))
     }
 
     fn page(

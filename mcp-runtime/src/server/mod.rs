@@ -1,12 +1,13 @@
 //! The server: its builder, its catalogue, and the dispatch of messages.
 
-pub(crate) mod changes;
+mod changes;
 pub(crate) mod cluster;
 mod completion;
 mod dispatch;
 mod handlers;
 mod lists;
-pub(crate) mod modern;
+mod request;
+pub(crate) mod stateless;
 mod subscriptions;
 pub(crate) mod tasks;
 
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::protocol::{Implementation, ProtocolVersion};
+use crate::protocol::{Implementation, Needs, ProtocolVersion};
 use crate::registry::{
     Catalogue, CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items,
     PromptDescriptor, ResourceDescriptor, ToolDescriptor, build_all,
@@ -29,7 +30,7 @@ use crate::session::request_state;
 use crate::protocol::CacheHint;
 pub use crate::session::MAX_SUBSCRIPTIONS;
 pub use dispatch::MAX_BATCH_ITEMS;
-pub(crate) use dispatch::Routed;
+pub(crate) use request::Routed;
 pub use tasks::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
 
 /// The default number of items on one page of a list result.
@@ -374,12 +375,16 @@ impl Server {
         self.inner.read_cache
     }
 
-    pub(crate) fn has_capability(&self, capability: Capability) -> bool {
+    /// Whether the server serves what a method needs (what it declared when built).
+    pub(crate) fn has(&self, needs: Needs) -> bool {
         let declared = self.inner.capabilities;
-        match capability {
-            Capability::Tools => declared.tools,
-            Capability::Prompts => declared.prompts,
-            Capability::Resources => declared.resources,
+        match needs {
+            Needs::Nothing => true,
+            Needs::Tools => declared.tools,
+            Needs::Prompts => declared.prompts,
+            Needs::Resources => declared.resources,
+            Needs::PromptsOrResources => declared.prompts || declared.resources,
+            Needs::Tasks => declared.tasks,
         }
     }
 
@@ -812,14 +817,6 @@ impl ServerBuilder {
     pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> crate::Result<()> {
         self.build()?.serve_http(addr).await
     }
-}
-
-/// A capability the server may declare.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Capability {
-    Tools,
-    Prompts,
-    Resources,
 }
 
 /// Which capabilities the server declares, from what is registered when it is built.

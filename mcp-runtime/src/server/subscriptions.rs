@@ -12,13 +12,12 @@ use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::dispatch::{Routed, parse_params};
-use super::{Capability, Server};
-use crate::protocol::{RequestId, RpcError, notification_frame, response_frame};
-use crate::session::{Outbound, RequestChannel, Session};
+use super::Server;
+use super::request::{Request, Routed};
+use crate::protocol::{ListKind, Needs, RequestId, RpcError, notification_frame, response_frame};
+use crate::session::Outbound;
 
 /// The `_meta` key naming the subscription a message belongs to.
 pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -49,14 +48,6 @@ fn is_false(b: &bool) -> bool {
 struct ListenParams {
     #[serde(default)]
     notifications: Option<Filter>,
-}
-
-/// A list whose changes a listener may follow.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ListKind {
-    Tools,
-    Prompts,
-    Resources,
 }
 
 /// One open `subscriptions/listen` request.
@@ -124,7 +115,8 @@ impl Listeners {
     }
 
     /// Tells every listener following `kind` that the list changed.
-    pub(crate) fn list_changed(&self, kind: ListKind, method: &str) {
+    pub(crate) fn list_changed(&self, kind: ListKind) {
+        let method = kind.notification();
         for listener in self.live().iter().filter(|l| l.follows_list(kind)) {
             listener.send(method, json!({}));
         }
@@ -152,14 +144,9 @@ impl Listeners {
 
 impl Server {
     /// `subscriptions/listen`: acknowledges what it will send, then stays open.
-    pub(super) fn listen(
-        &self,
-        session: &Arc<Session>,
-        id: &RequestId,
-        params: Option<&RawValue>,
-        out: &RequestChannel,
-    ) -> Result<Routed, RpcError> {
-        let p: ListenParams = parse_params(params)?;
+    pub(super) fn listen(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        let (session, id, out) = (req.session, req.id, req.channel);
+        let p: ListenParams = req.params()?;
         let requested = p.notifications.unwrap_or_default();
         if requested.task_ids.is_some()
             && !session.client_supports(&super::tasks::CLIENT_CAPABILITY)
@@ -169,16 +156,13 @@ impl Server {
             ));
         }
         let honoured = Filter {
-            tools_list_changed: requested.tools_list_changed
-                && self.has_capability(Capability::Tools),
-            prompts_list_changed: requested.prompts_list_changed
-                && self.has_capability(Capability::Prompts),
-            resources_list_changed: requested.resources_list_changed
-                && self.has_capability(Capability::Resources),
+            tools_list_changed: requested.tools_list_changed && self.has(Needs::Tools),
+            prompts_list_changed: requested.prompts_list_changed && self.has(Needs::Prompts),
+            resources_list_changed: requested.resources_list_changed && self.has(Needs::Resources),
             resource_subscriptions: requested
                 .resource_subscriptions
-                .filter(|_| self.has_capability(Capability::Resources)),
-            task_ids: requested.task_ids.filter(|_| self.serves_tasks()),
+                .filter(|_| self.has(Needs::Resources)),
+            task_ids: requested.task_ids.filter(|_| self.has(Needs::Tasks)),
         };
         let cancel = session.begin(id).ok_or_else(|| {
             RpcError::invalid_request(format!("a request with id {id} is already in flight"))

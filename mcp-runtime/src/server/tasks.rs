@@ -15,12 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::Server;
-use super::dispatch::{Routed, parse_params};
-use crate::protocol::{RequestId, RpcError, code, error_frame, response_frame};
+use super::request::{Request, Routed};
+use crate::protocol::{Method, RequestId, RpcError, code, response_frame};
 use crate::session::Session;
 use crate::session::{CallTask, ClientError, TaskSlot};
 use crate::tasks::{StoredTask, TaskChange, TaskStore, TaskSupport};
@@ -198,11 +197,6 @@ fn create_task_result(task: &StoredTask) -> String {
 }
 
 impl Server {
-    /// Whether any tool may run as a task (then `server/discover` declares the extension).
-    pub(crate) fn serves_tasks(&self) -> bool {
-        self.inner.capabilities.tasks
-    }
-
     /// Whether a tool call may become a task: `Some(slot)` when it may, `None` when it runs
     /// as an ordinary call, an error when the tool needs tasks and the client lacks them.
     pub(crate) fn task_slot(
@@ -319,26 +313,20 @@ impl Server {
     }
 
     /// `tasks/get`, `tasks/update`, `tasks/cancel`.
-    pub(super) fn task_request(
-        &self,
-        session: &Session,
-        id: &RequestId,
-        method: &str,
-        params: Option<&RawValue>,
-        caller: Option<String>,
-    ) -> Result<Routed, RpcError> {
-        if !session.client_supports(&CLIENT_CAPABILITY) {
+    pub(super) fn task_request(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        let method = req.method;
+        if !req.session.client_supports(&CLIENT_CAPABILITY) {
             return Err(missing_extension(&format!(
-                "`{method}` needs the client to declare the tasks extension"
+                "`{}` needs the client to declare the tasks extension",
+                method.name()
             )));
         }
-        let p: TaskParams = parse_params(params)?;
+        let caller = req.channel.auth.as_ref().map(|a| a.subject.clone());
+        let p: TaskParams = req.params()?;
         let server = self.clone();
-        let id = id.clone();
-        let method = method.to_owned();
-        Ok(Routed::Deferred(Box::pin(async move {
-            let store = &server.inner.tasks.store;
-            let outcome = async {
+        Ok(req.answer_later(
+            async move {
+                let store = &server.inner.tasks.store;
                 let not_found = || {
                     RpcError::invalid_params(format!(
                         "Failed to retrieve task: no task `{}` (unknown, expired, or not yours)",
@@ -352,14 +340,11 @@ impl Server {
                     .map_err(|e| RpcError::internal(e.to_string()))?
                     .filter(|t| t.owner == caller)
                     .ok_or_else(not_found)?;
-                let change = match method.as_str() {
-                    "tasks/get" => {
-                        return Ok(super::modern::complete(
-                            &Value::Object(found.to_wire()).to_string(),
-                            None,
-                        ));
+                let change = match method {
+                    Method::TasksGet => return Ok(Value::Object(found.to_wire()).to_string()),
+                    Method::TasksUpdate => {
+                        TaskChange::Answer(p.input_responses.unwrap_or_default())
                     }
-                    "tasks/update" => TaskChange::Answer(p.input_responses.unwrap_or_default()),
                     _ => TaskChange::Cancel,
                 };
                 let before = found.version;
@@ -371,13 +356,10 @@ impl Server {
                 if after.version != before {
                     server.announce_task(&after);
                 }
-                Ok::<_, RpcError>(r#"{"resultType":"complete"}"#.to_owned())
-            };
-            Some(match outcome.await {
-                Ok(result) => response_frame(&id, &result),
-                Err(error) => error_frame(Some(&id), &error),
-            })
-        })))
+                Ok("{}".to_owned())
+            },
+            None,
+        ))
     }
 }
 

@@ -23,7 +23,7 @@ use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
 use crate::protocol::{Implementation, ProtocolVersion};
 use crate::server::Routed;
-use crate::server::modern::MODERN_VERSIONS;
+use crate::server::stateless::STATELESS_VERSIONS;
 use crate::session::{Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -771,7 +771,7 @@ pub(super) async fn get(
             // heard, so the next one must be announced again.
             http_session
                 .session
-                .lists_fetched(crate::server::changes::ALL_LISTS);
+                .lists_fetched(crate::protocol::ALL_LISTS);
             (stream, last)
         }
     };
@@ -859,7 +859,7 @@ fn no_legacy_session(headers: &HeaderMap) -> Option<Response<Body>> {
     let modern = headers
         .get(VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| MODERN_VERSIONS.contains(&v));
+        .is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     if modern {
         return Some(method_not_allowed(
             "protocol revision 2026-07-28 has no sessions: POST each request, and open \

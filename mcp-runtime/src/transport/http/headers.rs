@@ -10,22 +10,17 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::protocol::Method;
 use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
-use crate::server::modern::MODERN_VERSIONS;
+use crate::server::stateless::STATELESS_VERSIONS;
 
 pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
 const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
-/// The methods whose `Mcp-Name` header mirrors a body field, and that field.
+/// The body field a method's `Mcp-Name` header mirrors (from the method table).
 fn name_field(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        // The tasks extension routes by task (SEP-2663).
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
-        _ => None,
-    }
+    Method::parse(method)?.target()
 }
 
 /// What the headers are compared with, borrowed from the body; the arguments are read only
@@ -78,7 +73,7 @@ pub(super) fn check_modern(
     server: &Server,
 ) -> Option<Result<(), String>> {
     let header_says =
-        header_text(headers, VERSION_HEADER).is_some_and(|v| MODERN_VERSIONS.contains(&v));
+        header_text(headers, VERSION_HEADER).is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     let body_may = body
         .windows(META_VERSION_KEY.len())
         .any(|w| w == META_VERSION_KEY.as_bytes());
@@ -136,7 +131,7 @@ fn check(
             "header mismatch: MCP-Protocol-Version is {sent:?} but `_meta` says {body:?}"
         ));
     }
-    if method == Some("tools/call")
+    if method.and_then(Method::parse) == Some(Method::ToolsCall)
         && let Some(tool) = name.and_then(|n| server.catalogue().tool(n).cloned())
         && !tool.headers.is_empty()
     {

@@ -1,8 +1,10 @@
 //! The stateless era (protocol revision 2026-07-28), served beside the handshake era: every
 //! request carries its protocol version, client info and capabilities in `_meta`; there is no
-//! session; `server/discover` replaces `initialize`; every result says its `resultType`, and
-//! lists carry cache hints. Requests to the client become multi round-trip requests: the
-//! handler's call ends with an `InputRequiredResult`, and the retry brings the answers.
+//! session; `server/discover` replaces `initialize`. This module tells a stateless request
+//! from a handshake one, reads and checks its metadata, and prepares it — a session of its
+//! own, its multi round trip — for the dispatch, which serves both eras with the same code;
+//! how its result is finished (`resultType`, cache hints, `InputRequiredResult`) is
+//! [`Finish`]'s.
 
 use std::sync::Arc;
 
@@ -11,17 +13,14 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::Server;
-use super::dispatch::{Routed, parse_params};
-use crate::protocol::CacheHint;
-use crate::protocol::{
-    Implementation, LogLevel, ProtocolVersion, RequestId, RpcError, response_frame,
-};
+use super::request::{Finish, parse_params};
+use crate::protocol::{Implementation, LogLevel, Method, ProtocolVersion, RpcError};
 use crate::session::RoundTrip;
 use crate::session::request_state::Binding;
 use crate::session::{Negotiated, RequestChannel, Session};
 
 /// The stateless revisions this server speaks.
-pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -128,7 +127,7 @@ struct MetaOnly<'a> {
 /// Whether a request belongs to the stateless era: `server/discover`, or a protocol version
 /// in its `_meta`. Every request of either era is asked, so the key is looked for at each
 /// `/` only, not with a general substring search.
-pub(crate) fn is_modern(method: &str, params: Option<&RawValue>) -> bool {
+pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
     method == "server/discover"
         || params.is_some_and(|p| names_a_revision(p.get().as_bytes()) && in_meta(p))
 }
@@ -166,57 +165,23 @@ fn names_a_revision(params: &[u8]) -> bool {
     false
 }
 
-/// Marks a result complete, as every stateless result must say.
-pub(crate) fn complete(result: &str, cache: Option<CacheHint>) -> String {
-    // Every result the runtime builds is one serialised object; the fields go in front of its
-    // members, so the result is not parsed again on every stateless request.
-    let Some(members) = result.trim_start().strip_prefix('{') else {
-        return result.to_owned();
-    };
-    let mut out = String::with_capacity(result.len() + 64);
-    out.push_str("{\"resultType\":\"complete\"");
-    if let Some(cache) = cache {
-        let scope = if cache.public { "public" } else { "private" };
-        out.push_str(&format!(
-            ",\"ttlMs\":{},\"cacheScope\":\"{scope}\"",
-            cache.ttl_ms
-        ));
-    }
-    if !members.trim_start().starts_with('}') {
-        out.push(',');
-    }
-    out.push_str(members);
-    out
+/// A stateless request made ready to serve: a session of its own holding what its `_meta`
+/// says, a channel that carries its round trip, and the era's way to finish its result.
+pub(super) struct Prepared {
+    pub session: Arc<Session>,
+    pub channel: RequestChannel,
+    pub finish: Finish,
 }
 
 impl Server {
-    pub(super) fn modern_request(
+    /// Reads and checks a stateless request's metadata, and prepares it (see [`Prepared`]).
+    pub(super) fn prepare_stateless(
         &self,
         connection: &Session,
-        id: &RequestId,
-        method: &str,
+        method: Method,
         params: Option<&RawValue>,
-        out: &RequestChannel,
-    ) -> Result<Routed, RpcError> {
-        // A method this era lacks is not found, whatever its metadata says.
-        let known = match method {
-            "tools/list" | "tools/call" => self.has_capability(super::Capability::Tools),
-            "prompts/list" | "prompts/get" => self.has_capability(super::Capability::Prompts),
-            "resources/list" | "resources/templates/list" | "resources/read" => {
-                self.has_capability(super::Capability::Resources)
-            }
-            "completion/complete" => {
-                self.has_capability(super::Capability::Prompts)
-                    || self.has_capability(super::Capability::Resources)
-            }
-            // `ping` went with the handshake: a stateless request stands alone.
-            "server/discover" | "subscriptions/listen" => true,
-            "tasks/get" | "tasks/update" | "tasks/cancel" => self.serves_tasks(),
-            _ => false,
-        };
-        if !known {
-            return Err(RpcError::method_not_found(method));
-        }
+        channel: &RequestChannel,
+    ) -> Result<Prepared, RpcError> {
         let p: MetaOnly<'_> = parse_params(params)?;
         let meta = p.meta.filter(|m| m.get() != "null").ok_or_else(|| {
             invalid_meta(
@@ -234,8 +199,8 @@ impl Server {
                 format!("`_meta` must carry `{META_CAPABILITIES}`"),
             ));
         }
-        if !MODERN_VERSIONS.contains(&requested.as_str()) {
-            let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+        if !STATELESS_VERSIONS.contains(&requested.as_str()) {
+            let mut supported: Vec<&str> = STATELESS_VERSIONS.to_vec();
             supported.extend(ProtocolVersion::HANDSHAKE.iter().rev().map(|v| v.as_str()));
             return Err(RpcError::new(
                 crate::protocol::code::UNSUPPORTED_PROTOCOL_VERSION,
@@ -244,7 +209,7 @@ impl Server {
             .with_data(json!({ "supported": supported, "requested": requested })));
         }
         // A request stands alone: a session for it only, holding what its `_meta` says.
-        let session = Arc::new(connection.request_scoped(out.out.clone()));
+        let session = Arc::new(connection.request_scoped(channel.out.clone()));
         session.initialize(Negotiated {
             version: ProtocolVersion::LATEST_HANDSHAKE,
             client_info: meta.client_info.unwrap_or_default(),
@@ -254,71 +219,48 @@ impl Server {
             Some(level) => session.set_log_level(level),
             None => session.silence_logs(),
         }
-        let version = ProtocolVersion::LATEST_HANDSHAKE;
-        let lists = Some(self.inner.list_cache);
-        let reply = |result: String, cache: Option<CacheHint>| {
-            Ok(Routed::Reply(Some(response_frame(
-                id,
-                &complete(&result, cache),
-            ))))
-        };
-        match method {
-            "server/discover" => reply(self.discover_result(), None),
-            "tools/list" => reply(self.list_tools(version, params)?, lists),
-            "prompts/list" => reply(self.list_prompts(version, params)?, lists),
-            "resources/templates/list" => {
-                reply(self.list_resource_templates(version, params)?, lists)
-            }
-            "resources/list" => Ok(wrap_deferred(
-                self.list_resources(id, version, params)?,
-                lists,
-            )),
-            "completion/complete" => reply(self.complete(params)?, None),
-            "subscriptions/listen" => self.listen(&session, id, params, out),
-            "tasks/get" | "tasks/update" | "tasks/cancel" => {
-                let caller = out.auth.as_ref().map(|a| a.subject.clone());
-                self.task_request(&session, id, method, params, caller)
-            }
-            _ => {
-                // tools/call, prompts/get, resources/read: the answers so far come sealed in
-                // `requestState` and fresh in `inputResponses`.
-                let params_value: Option<Value> =
-                    params.and_then(|p| serde_json::from_str(p.get()).ok());
-                let caller = out.auth.as_ref().map(|a| a.subject.as_str());
-                let binding = Binding::new(method, params_value.as_ref(), caller);
-                let mut answers = match &p.request_state {
-                    Some(sealed) => {
-                        self.state_keys()
-                            .open(sealed, &binding)
-                            .map_err(RpcError::invalid_params)?
-                            .answers
-                    }
-                    None => Map::new(),
-                };
-                let retry = p.request_state.is_some() || p.input_responses.is_some();
-                answers.extend(p.input_responses.unwrap_or_default());
-                let round_trip = Arc::new(RoundTrip::new(binding, answers, retry));
-                let mut channel = out.clone();
-                channel.round_trip = Some(round_trip);
-                match method {
-                    "tools/call" => self.call_tool(&session, id, version, params, &channel),
-                    "prompts/get" => self.get_prompt(&session, id, version, params, &channel),
-                    _ => self.read_resource(&session, id, params, &channel),
+        let mut channel = channel.clone();
+        // Requests that run a handler may ask the client for input: the answers so far come
+        // sealed in `requestState` and fresh in `inputResponses`.
+        if matches!(
+            method,
+            Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead
+        ) {
+            let params_value: Option<Value> =
+                params.and_then(|p| serde_json::from_str(p.get()).ok());
+            let caller = channel.auth.as_ref().map(|a| a.subject.as_str());
+            let binding = Binding::new(method.name(), params_value.as_ref(), caller);
+            let mut answers = match &p.request_state {
+                Some(sealed) => {
+                    self.state_keys()
+                        .open(sealed, &binding)
+                        .map_err(RpcError::invalid_params)?
+                        .answers
                 }
-            }
+                None => Map::new(),
+            };
+            let retry = p.request_state.is_some() || p.input_responses.is_some();
+            answers.extend(p.input_responses.unwrap_or_default());
+            channel.round_trip = Some(Arc::new(RoundTrip::new(binding, answers, retry)));
         }
+        let finish = Finish::stateless(self, channel.round_trip.clone());
+        Ok(Prepared {
+            session,
+            channel,
+            finish,
+        })
     }
 
     /// `server/discover`: versions, capabilities, server info, instructions, cache hints.
-    fn discover_result(&self) -> String {
-        let mut supported: Vec<&str> = MODERN_VERSIONS.to_vec();
+    pub(super) fn discover_result(&self) -> String {
+        let mut supported: Vec<&str> = STATELESS_VERSIONS.to_vec();
         supported.extend(ProtocolVersion::HANDSHAKE.iter().rev().map(|v| v.as_str()));
         let initialize: Value = serde_json::from_str(
             &self.inner.initialize_results[ProtocolVersion::LATEST_HANDSHAKE.index()],
         )
         .unwrap_or_default();
         let mut capabilities = initialize["capabilities"].clone();
-        if self.serves_tasks() {
+        if self.has(crate::protocol::Needs::Tasks) {
             capabilities["extensions"] = json!({ super::tasks::EXTENSION: {} });
         }
         let mut result = json!({
@@ -336,32 +278,6 @@ impl Server {
     }
 }
 
-/// Marks the result of a deferred list complete.
-fn wrap_deferred(routed: Routed, cache: Option<CacheHint>) -> Routed {
-    match routed {
-        Routed::Deferred(call) => Routed::Deferred(Box::pin(async move {
-            let frame = call.await?;
-            Some(rewrap_frame(&frame, cache))
-        })),
-        Routed::Reply(Some(frame)) => Routed::Reply(Some(rewrap_frame(&frame, cache))),
-        other => other,
-    }
-}
-
-/// Adds `resultType` (and cache hints) to the result of a serialised response.
-fn rewrap_frame(frame: &[u8], cache: Option<CacheHint>) -> Vec<u8> {
-    let Ok(mut value) = serde_json::from_slice::<Value>(frame) else {
-        return frame.to_vec();
-    };
-    if let Some(result) = value.get_mut("result").and_then(Value::as_object_mut) {
-        result.insert("resultType".into(), "complete".into());
-        if let Some(cache) = cache {
-            cache.insert(result);
-        }
-    }
-    serde_json::to_vec(&value).unwrap_or_else(|_| frame.to_vec())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,20 +291,5 @@ mod tests {
             br#"{"name":"tools/call","x":"io.modelcontextprotocol/other"}"#
         ));
         assert!(!names_a_revision(br#"/protocolVersion"#));
-    }
-
-    #[test]
-    fn completing_a_result_adds_its_type_and_cache_hints() {
-        let hint = Some(CacheHint {
-            ttl_ms: 5,
-            public: false,
-        });
-        let done: Value = serde_json::from_str(&complete(r#"{"tools":[]}"#, hint)).unwrap();
-        assert_eq!(
-            done,
-            json!({"resultType": "complete", "ttlMs": 5, "cacheScope": "private", "tools": []})
-        );
-        let done: Value = serde_json::from_str(&complete("{}", None)).unwrap();
-        assert_eq!(done, json!({"resultType": "complete"}));
     }
 }
