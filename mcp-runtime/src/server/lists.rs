@@ -206,7 +206,7 @@ mod tests {
     use crate::content::CallToolResult;
     use crate::protocol::{Implementation, ToolAnnotations};
     use crate::registry::{SourceLocation, ToolDescriptor};
-    use crate::session::{Negotiated, Outbound};
+    use crate::session::{Negotiated, Outbound, Session};
     use serde_json::{Value, json};
 
     /// A tool whose argument is recursive, so its default schema keeps a `$ref`.
@@ -253,7 +253,11 @@ mod tests {
 
     fn listed_schema(server: &Server, session: &Session) -> Value {
         let text = server
-            .list_tools_for(session, ProtocolVersion::LATEST_HANDSHAKE, None)
+            .list_tools_in(
+                server.schema_slot(session),
+                ProtocolVersion::LATEST_HANDSHAKE,
+                None,
+            )
             .unwrap();
         let mut list: Value = serde_json::from_str(&text).unwrap();
         list["tools"][0]["inputSchema"].take()
