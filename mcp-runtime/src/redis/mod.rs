@@ -23,19 +23,8 @@
 //! While Redis is unreachable, requests that need it are refused with HTTP 503 and a
 //! JSON-RPC error saying so; service resumes on its own once Redis is back.
 
-/// Runs a Redis operation, and once more when the connection had dropped (Redis restarted,
-/// or something between closed the connection): the manager reconnects on the error, so the
-/// second try goes out on a fresh connection. Every operation here is safe to repeat.
-macro_rules! retried {
-    ($connection:expr, |$c:ident| $op:expr) => {{
-        let mut $c = $connection.clone();
-        match $op.await {
-            Err(e) if $crate::redis::dropped(&e) => $op.await,
-            done => done,
-        }
-    }};
-}
-
+#[macro_use]
+mod commands;
 mod bus;
 mod events;
 mod session_store;
@@ -47,6 +36,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::cluster::StoreError;
+use commands::store_error;
 
 pub use bus::RedisBus;
 pub use events::RedisEventStore;
@@ -150,13 +140,4 @@ impl RedisCluster {
     pub fn client(&self) -> &redis::Client {
         &self.client
     }
-}
-
-/// Whether an error says the connection was lost, rather than that Redis refused or was slow.
-pub(crate) fn dropped(e: &redis::RedisError) -> bool {
-    e.is_connection_dropped() || (e.is_io_error() && !e.is_timeout() && !e.is_connection_refusal())
-}
-
-pub(crate) fn store_error(e: redis::RedisError) -> StoreError {
-    StoreError(format!("Redis: {e}"))
 }

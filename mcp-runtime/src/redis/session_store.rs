@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::store_error;
+use super::commands::store_error;
 use crate::cluster::{SessionRecord, SessionStore, StoreError, StoreFuture};
 
 /// A [`SessionStore`] in Redis.

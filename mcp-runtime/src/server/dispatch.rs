@@ -271,7 +271,7 @@ impl Server {
             req.session.lists_fetched(list.bit());
         }
         // Lists say how long they stay fresh, in the era that has cache hints.
-        let lists = req.is_stateless().then_some(self.inner.list_cache);
+        let lists = req.is_stateless().then_some(self.inner.settings.list_cache);
         Ok(match req.method {
             Method::Initialize => req.answer(self.initialize(req), None),
             Method::Ping => req.answer(Ok("{}".into()), None),

@@ -87,7 +87,7 @@ impl Server {
             let result = page_result(
                 "resources",
                 &entries,
-                self.inner.page_size,
+                self.inner.settings.page_size,
                 p.cursor.as_deref(),
             );
             return Ok(req.answer(result, cache));
@@ -117,7 +117,7 @@ impl Server {
                 page_result(
                     "resources",
                     &entries,
-                    server.inner.page_size,
+                    server.inner.settings.page_size,
                     p.cursor.as_deref(),
                 )
             },
@@ -132,7 +132,12 @@ impl Server {
         params: Option<&RawValue>,
     ) -> Result<String, RpcError> {
         let p: ListParams = parse_params(params)?;
-        page_result(key, entries, self.inner.page_size, p.cursor.as_deref())
+        page_result(
+            key,
+            entries,
+            self.inner.settings.page_size,
+            p.cursor.as_deref(),
+        )
     }
 }
 

@@ -1,10 +1,13 @@
 //! The server: its builder, its catalogue, and the dispatch of messages.
 
+mod builder;
 mod changes;
 pub(crate) mod cluster;
 mod completion;
 mod dispatch;
 mod handlers;
+mod lifecycle;
+mod listeners;
 mod lists;
 mod request;
 pub(crate) mod stateless;
@@ -16,22 +19,19 @@ use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
-use serde_json::Value;
-
-use crate::protocol::{Implementation, Needs, ProtocolVersion};
-use crate::registry::{
-    Catalogue, CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items,
-    PromptDescriptor, ResourceDescriptor, ToolDescriptor, build_all,
-};
+use crate::protocol::{CacheHint, Implementation, Needs};
+use crate::registry::{Catalogue, Items};
 use crate::schema::{SchemaProfile, ServerProfiles};
 use crate::session::Session;
 use crate::session::request_state;
+use builder::Settings;
+use lifecycle::Capabilities;
 
-use crate::protocol::CacheHint;
 pub use crate::session::MAX_SUBSCRIPTIONS;
+pub use crate::tasks::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
+pub use builder::{DEFAULT_TASK_TTL, ServerBuilder};
 pub use dispatch::MAX_BATCH_ITEMS;
 pub(crate) use request::Routed;
-pub use tasks::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
 
 /// The default number of items on one page of a list result.
 pub const DEFAULT_PAGE_SIZE: usize = 200;
@@ -82,27 +82,17 @@ pub struct Server {
 
 struct ServerInner {
     info: Implementation,
-    page_size: usize,
-    max_message_bytes: usize,
-    max_nesting_depth: usize,
-    max_in_flight: usize,
-    tool_timeout: Option<Duration>,
-    shutdown_grace: Duration,
+    settings: Settings,
     /// Consulted before every tool call.
     policy: Option<crate::policy::Policy>,
     /// Takes one record per tool call.
     audit: Arc<dyn crate::audit::Audit>,
     /// Every message in and out (`MCP_TRACE`), when asked for.
     trace: Option<crate::message_log::MessageTrace>,
-    client_request_timeout: Duration,
     /// Seals and opens the `requestState` of stateless multi round-trip requests.
     state_keys: request_state::StateKeys,
-    /// The cache hints of stateless list results and `server/discover`.
-    list_cache: CacheHint,
-    /// The cache hints of stateless `resources/read` results.
-    read_cache: CacheHint,
     /// Where tasks are kept, and how they are described.
-    tasks: tasks::TaskSettings,
+    tasks: crate::tasks::TaskSettings,
     /// The `initialize` result, serialised once per revision.
     initialize_results: [String; 4],
     capabilities: Capabilities,
@@ -113,7 +103,7 @@ struct ServerInner {
     /// The live sessions, for notifications that go to every client.
     sessions: Mutex<Vec<Weak<Session>>>,
     /// The open `subscriptions/listen` requests (2026-07-28).
-    listeners: subscriptions::Listeners,
+    listeners: listeners::Listeners,
     /// The other replicas, when the server is one of several.
     bus: Option<Arc<dyn crate::cluster::Bus>>,
     /// This process's sessions by their shared key (the `Mcp-Session-Id`), for events about
@@ -134,121 +124,10 @@ impl fmt::Debug for Server {
     }
 }
 
-/// Configures and builds a [`Server`]; usually started with [`server!`](crate::server!).
-///
-/// ```
-/// use mcp_runtime::prelude::*;
-///
-/// /// Say hello.
-/// #[tool]
-/// fn hello(name: String) -> String { format!("Hello, {name}!") }
-///
-/// # fn main() {
-/// let server = mcp_runtime::server!()
-///     .title("Greeter")
-///     .instructions("Greets people.")
-///     .auto_register(false)
-///     .tools(mcp_runtime::tools![hello])
-///     .build()
-///     .unwrap();
-/// assert_eq!(server.tool_names(), ["hello"]);
-/// # }
-/// ```
-#[must_use]
-pub struct ServerBuilder {
-    info: Implementation,
-    instructions: Option<String>,
-    tools: Vec<&'static ToolDescriptor>,
-    prompts: Vec<&'static PromptDescriptor>,
-    resources: Vec<&'static ResourceDescriptor>,
-    auto_register: bool,
-    schema_profile: Option<SchemaProfile>,
-    client_schema_profiles: Vec<(String, SchemaProfile)>,
-    per_client_schema_profiles: bool,
-    page_size: usize,
-    max_message_bytes: usize,
-    max_nesting_depth: usize,
-    max_in_flight: usize,
-    tool_timeout: Option<Duration>,
-    shutdown_grace: Duration,
-    policy: Option<crate::policy::Policy>,
-    audit: Arc<dyn crate::audit::Audit>,
-    message_log: Option<Option<crate::MessageLog>>,
-    trace_redact: Option<Vec<String>>,
-    client_request_timeout: Duration,
-    state_keys: Option<request_state::StateKeys>,
-    state_lifetime: Duration,
-    list_cache: CacheHint,
-    read_cache: CacheHint,
-    task_store: Option<Arc<dyn crate::tasks::TaskStore>>,
-    bus: Option<Arc<dyn crate::cluster::Bus>>,
-    task_ttl: Option<Duration>,
-    task_poll_interval: Duration,
-}
-
-/// How long a task is kept after it is created, unless set.
-pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(60 * 60);
-
 impl Server {
-    /// A builder for a server with this name and version.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder {
-            info: Implementation::new(name, version),
-            instructions: None,
-            tools: Vec::new(),
-            prompts: Vec::new(),
-            resources: Vec::new(),
-            auto_register: cfg!(feature = "auto-register"),
-            schema_profile: None,
-            client_schema_profiles: Vec::new(),
-            per_client_schema_profiles: true,
-            page_size: DEFAULT_PAGE_SIZE,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            max_nesting_depth: DEFAULT_MAX_NESTING_DEPTH,
-            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
-            tool_timeout: None,
-            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
-            policy: None,
-            audit: Arc::new(crate::audit::TracingAudit),
-            message_log: None,
-            trace_redact: None,
-            client_request_timeout: DEFAULT_CLIENT_REQUEST_TIMEOUT,
-            state_keys: None,
-            state_lifetime: request_state::STATE_LIFETIME,
-            list_cache: CacheHint {
-                ttl_ms: 60_000,
-                public: true,
-            },
-            read_cache: CacheHint {
-                ttl_ms: 0,
-                public: false,
-            },
-            task_store: None,
-            bus: None,
-            task_ttl: Some(DEFAULT_TASK_TTL),
-            task_poll_interval: Duration::from_millis(500),
-        }
-    }
-
     /// The server's name and version, as sent in `serverInfo`.
     pub fn info(&self) -> &Implementation {
         &self.inner.info
-    }
-
-    /// Serves as the command line says: on standard input and output by default, on
-    /// Streamable HTTP at `/mcp` with `--http ADDR` anywhere among the arguments (feature
-    /// `http`). Other arguments are the program's own and are not looked at.
-    pub async fn serve(&self) -> crate::Result<()> {
-        match http_address(std::env::args().skip(1))? {
-            None => self.serve_stdio().await,
-            #[cfg(feature = "http")]
-            Some(addr) => self.serve_http(addr).await,
-            #[cfg(not(feature = "http"))]
-            Some(_) => Err(crate::Error::Usage(
-                "this server was built without HTTP: enable the `http` feature of mcp-runtime"
-                    .into(),
-            )),
-        }
     }
 
     /// The names of the enabled tools, in the order `tools/list` gives them.
@@ -271,32 +150,32 @@ impl Server {
 
     /// The limit on one incoming message, in bytes.
     pub fn max_message_bytes(&self) -> usize {
-        self.inner.max_message_bytes
+        self.inner.settings.max_message_bytes
     }
 
     /// How long the server waits for the client to answer one of its requests.
     pub fn client_request_timeout(&self) -> Duration {
-        self.inner.client_request_timeout
+        self.inner.settings.client_request_timeout
     }
 
     /// The limit on how deeply arrays and objects may nest in one message.
     pub fn max_nesting_depth(&self) -> usize {
-        self.inner.max_nesting_depth
+        self.inner.settings.max_nesting_depth
     }
 
     /// The limit on requests one stdio connection may have in flight.
     pub fn max_in_flight(&self) -> usize {
-        self.inner.max_in_flight
+        self.inner.settings.max_in_flight
     }
 
     /// How long calls in flight may go on after a stdio client closed its input, or after
     /// an HTTP server was told to stop.
     pub fn shutdown_grace(&self) -> Duration {
-        self.inner.shutdown_grace
+        self.inner.settings.shutdown_grace
     }
 
     pub(crate) fn tool_timeout(&self) -> Option<Duration> {
-        self.inner.tool_timeout
+        self.inner.settings.tool_timeout
     }
 
     pub(crate) fn policy(&self) -> Option<&crate::policy::Policy> {
@@ -372,7 +251,7 @@ impl Server {
     }
 
     pub(crate) fn read_cache(&self) -> CacheHint {
-        self.inner.read_cache
+        self.inner.settings.read_cache
     }
 
     /// Whether the server serves what a method needs (what it declared when built).
@@ -411,510 +290,5 @@ impl Server {
             .filter_map(Weak::upgrade)
             .filter(|s| s.negotiated().is_some())
             .collect()
-    }
-}
-
-impl ServerBuilder {
-    /// Sets the human-readable title sent in `serverInfo`.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.info.title = Some(title.into());
-        self
-    }
-
-    /// Sets the description sent in `serverInfo` (2025-11-25 and later).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.info.description = Some(description.into());
-        self
-    }
-
-    /// Sets the instructions sent at `initialize`: how and when to use this server's tools.
-    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
-    }
-
-    /// Adds tools explicitly (see [`tools!`](crate::tools!)). A tool that is also collected
-    /// automatically is served once.
-    pub fn tools(mut self, tools: impl IntoIterator<Item = &'static ToolDescriptor>) -> Self {
-        self.tools.extend(tools);
-        self
-    }
-
-    /// Adds prompts explicitly (see [`prompts!`](crate::prompts!)).
-    pub fn prompts(mut self, prompts: impl IntoIterator<Item = &'static PromptDescriptor>) -> Self {
-        self.prompts.extend(prompts);
-        self
-    }
-
-    /// Adds resources and resource templates explicitly (see [`resources!`](crate::resources!)).
-    pub fn resources(
-        mut self,
-        resources: impl IntoIterator<Item = &'static ResourceDescriptor>,
-    ) -> Self {
-        self.resources.extend(resources);
-        self
-    }
-
-    /// Whether to serve every `#[tool]` of the program (on by default with the
-    /// `auto-register` feature). Off, only the tools given to [`ServerBuilder::tools`] are
-    /// served.
-    pub fn auto_register(mut self, on: bool) -> Self {
-        self.auto_register = on && cfg!(feature = "auto-register");
-        self
-    }
-
-    /// Sets how many items one page of a list result holds.
-    pub fn page_size(mut self, items: usize) -> Self {
-        self.page_size = items.max(1);
-        self
-    }
-
-    /// Sets the limit on one incoming message, in bytes.
-    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
-        self.max_message_bytes = bytes;
-        self
-    }
-
-    /// Sets how deeply arrays and objects may nest in one message (64 unless set; at most
-    /// 128, serde_json's own limit); a deeper message is refused as invalid JSON-RPC.
-    pub fn max_nesting_depth(mut self, depth: usize) -> Self {
-        self.max_nesting_depth = depth.clamp(1, 128);
-        self
-    }
-
-    /// Sets how many requests one stdio connection may have in flight (64 unless set); more
-    /// are refused with a JSON-RPC error until some finish. Calls that finish without
-    /// waiting never count. Over HTTP the limit is the endpoint's
-    /// (`HttpOptions::max_in_flight_per_session`, with the `http` feature).
-    pub fn max_in_flight(mut self, requests: usize) -> Self {
-        self.max_in_flight = requests.max(1);
-        self
-    }
-
-    /// Sets how long any tool may run (tools with `#[tool(timeout = "…")]` keep theirs):
-    /// at the limit the call is stopped — its handler dropped at its next `.await` — and
-    /// answered with a tool error saying so. Unlimited unless set.
-    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
-        self.tool_timeout = Some(timeout);
-        self
-    }
-
-    /// Consults `policy` before every tool call: a call it refuses does not run, and is
-    /// answered with a tool error whose `_meta` says `permission_denied` and names the stage
-    /// that refused (see [`Policy`](crate::policy::Policy)).
-    pub fn policy(mut self, policy: crate::policy::Policy) -> Self {
-        self.policy = Some(policy);
-        self
-    }
-
-    /// Hands one record per tool call to `sink` instead of `tracing` (see
-    /// [`audit`](crate::audit)).
-    pub fn audit(mut self, sink: Arc<dyn crate::audit::Audit>) -> Self {
-        self.audit = sink;
-        self
-    }
-
-    /// Logs every JSON-RPC message in and out to `log` (`None`: no log), whatever
-    /// `MCP_TRACE` says; unset, the `MCP_TRACE` environment variable decides (`1` for
-    /// standard error, a path for a file).
-    pub fn message_log(mut self, log: Option<crate::MessageLog>) -> Self {
-        self.message_log = Some(log);
-        self
-    }
-
-    /// Replaces the values of members with these names (in any case, anywhere in a
-    /// message: arguments, results, answers) with `"[redacted]"` in the message log;
-    /// unset, the `MCP_TRACE_REDACT` environment variable names them (comma-separated).
-    ///
-    /// ```
-    /// let server = mcp_runtime::server!()
-    ///     .auto_register(false)
-    ///     .trace_redact(["password", "api_key"])
-    ///     .build()
-    ///     .unwrap();
-    /// # let _ = server;
-    /// ```
-    pub fn trace_redact(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.trace_redact = Some(names.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Sets how long the calls in flight may go on after a stdio client closed its input,
-    /// or after an HTTP server got SIGTERM or Ctrl-C (5 s unless set); then they are
-    /// cancelled and the server exits.
-    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
-        self.shutdown_grace = grace;
-        self
-    }
-
-    /// Sets how long the server waits for the client to answer one of its requests; a
-    /// handler whose request times out gets [`ClientError::Timeout`](crate::ClientError).
-    pub fn client_request_timeout(mut self, timeout: Duration) -> Self {
-        self.client_request_timeout = timeout;
-        self
-    }
-
-    /// Sets the key that seals the `requestState` of stateless multi round-trip requests, and
-    /// older keys still accepted while clients may hold states they sealed. Unset, a random
-    /// key is made for this process: a state it seals is refused by any other replica, so
-    /// replicas behind a load balancer must share a key.
-    ///
-    /// Every key must have at least 32 bytes ([`MIN_STATE_KEY_BYTES`]): [`build`]
-    /// (and so every `serve…`) fails naming the short one. Read keys from a secret store or
-    /// the environment, never from a literal in code.
-    ///
-    /// ```
-    /// let weak = mcp_runtime::server!()
-    ///     .auto_register(false)
-    ///     .request_state_keys(b"password".to_vec(), [])
-    ///     .build();
-    /// assert!(weak.unwrap_err().to_string().contains("at least 32"));
-    /// ```
-    ///
-    /// [`build`]: ServerBuilder::build
-    pub fn request_state_keys(
-        mut self,
-        current: impl Into<Vec<u8>>,
-        previous: impl IntoIterator<Item = Vec<u8>>,
-    ) -> Self {
-        self.state_keys = Some(request_state::StateKeys::new(
-            current.into(),
-            previous.into_iter().collect(),
-        ));
-        self
-    }
-
-    /// Sets how long a `requestState` this server seals stays valid (15 minutes unless
-    /// set; whole seconds, at least one): a client that retries later is refused with an
-    /// invalid-params error and starts the request again. Replicas should agree on it.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let server = mcp_runtime::server!()
-    ///     .auto_register(false)
-    ///     .request_state_lifetime(Duration::from_secs(120))
-    ///     .build()
-    ///     .unwrap();
-    /// # let _ = server;
-    /// ```
-    pub fn request_state_lifetime(mut self, lifetime: Duration) -> Self {
-        self.state_lifetime = lifetime;
-        self
-    }
-
-    /// Sets the cache hints of stateless list results (`ttlMs`, `cacheScope`): one minute,
-    /// public, unless set.
-    pub fn list_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
-        self.list_cache = CacheHint {
-            ttl_ms: ttl.as_millis() as u64,
-            public,
-        };
-        self
-    }
-
-    /// Sets the cache hints of stateless `resources/read` results: not cached, private,
-    /// unless set.
-    pub fn read_cache_hint(mut self, ttl: Duration, public: bool) -> Self {
-        self.read_cache = CacheHint {
-            ttl_ms: ttl.as_millis() as u64,
-            public,
-        };
-        self
-    }
-
-    /// Keeps tasks (the tasks extension) in this store: an [`InMemoryTaskStore`] unless set,
-    /// which only this process can read — replicas behind a load balancer need a shared
-    /// one.
-    ///
-    /// [`InMemoryTaskStore`]: crate::tasks::InMemoryTaskStore
-    pub fn task_store(mut self, store: Arc<dyn crate::tasks::TaskStore>) -> Self {
-        self.task_store = Some(store);
-        self
-    }
-
-    /// Makes this server one replica of several: changes, task states, session states and
-    /// clients' answers go to the others over `bus`, and theirs come here (see
-    /// [`cluster`](crate::cluster); the `redis` feature provides one).
-    pub fn bus(mut self, bus: Arc<dyn crate::cluster::Bus>) -> Self {
-        self.bus = Some(bus);
-        self
-    }
-
-    /// How long a task is kept after it is created (its `ttlMs`; one hour unless set);
-    /// `None` keeps tasks for as long as the store does.
-    pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
-        self.task_ttl = ttl;
-        self
-    }
-
-    /// How often clients are asked to poll a task (`pollIntervalMs`; half a second unless
-    /// set).
-    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
-        self.task_poll_interval = interval.max(Duration::from_millis(1));
-        self
-    }
-
-    /// Sends every tool's schemas in this profile, to every client (tools with a
-    /// `schema_profile` of their own keep theirs). This turns off the choice of a profile per
-    /// client (see [`ServerBuilder::per_client_schema_profiles`]).
-    ///
-    /// ```
-    /// use mcp_runtime::schema::SchemaProfile;
-    ///
-    /// let server = mcp_runtime::server!()
-    ///     .auto_register(false)
-    ///     .schema_profile(SchemaProfile::Draft07)
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(server.schema_profile_for_client("claude-ai"), &SchemaProfile::Draft07);
-    /// ```
-    pub fn schema_profile(mut self, profile: SchemaProfile) -> Self {
-        self.schema_profile = Some(profile);
-        self
-    }
-
-    /// Gives clients whose `clientInfo.name` matches `name_pattern` this profile. The pattern
-    /// is compared without regard to ASCII case, and `*` stands for any run of characters.
-    /// Entries added later are tried first, and all before the built-in table
-    /// ([`known_clients`](crate::schema::known_clients)); to keep a known client on the
-    /// default, give it [`SchemaProfile::Default`].
-    pub fn schema_profile_for_client(
-        mut self,
-        name_pattern: impl Into<String>,
-        profile: SchemaProfile,
-    ) -> Self {
-        self.client_schema_profiles
-            .push((name_pattern.into(), profile));
-        self
-    }
-
-    /// Whether each session's schema profile is chosen from the `clientInfo.name` its client
-    /// sends at `initialize` (on by default). The built-in table only names clients known to
-    /// refuse what the default schemas contain, and only gives them profiles that accept
-    /// every argument the default schema accepts, so a client it names can only gain; a
-    /// client it does not name gets the default.
-    pub fn per_client_schema_profiles(mut self, on: bool) -> Self {
-        self.per_client_schema_profiles = on;
-        self
-    }
-
-    /// Builds the server: collects and checks the catalogue and builds every schema.
-    pub fn build(self) -> Result<Server, CatalogueError> {
-        if let Some(keys) = &self.state_keys {
-            keys.check(MIN_STATE_KEY_BYTES)
-                .map_err(|(which, bytes)| CatalogueError::WeakRequestStateKey { which, bytes })?;
-        }
-        let mut items = Items::new();
-        if self.auto_register {
-            items.add_registered()?;
-        }
-        items
-            .tools
-            .add(build_all(self.tools, CatalogueTool::build)?)?;
-        items
-            .prompts
-            .add(build_all(self.prompts, CataloguePrompt::build)?)?;
-        items
-            .resources
-            .add(build_all(self.resources, CatalogueResource::build)?)?;
-        let catalogue = items.snapshot();
-        let capabilities = Capabilities {
-            tasks: catalogue
-                .tools
-                .iter()
-                .any(|t| t.descriptor.task != crate::tasks::TaskSupport::Never),
-            tools: !items.tools.is_empty(),
-            prompts: !items.prompts.is_empty(),
-            resources: !items.resources.is_empty(),
-            completions: catalogue
-                .prompts
-                .iter()
-                .any(|p| !p.descriptor.completions.is_empty())
-                || catalogue
-                    .templates
-                    .iter()
-                    .any(|t| !t.descriptor.completions.is_empty()),
-        };
-        let initialize_results = ProtocolVersion::HANDSHAKE
-            .map(|v| initialize_result(&self.info, self.instructions.as_deref(), capabilities, v));
-        let server = Server {
-            inner: Arc::new(ServerInner {
-                info: self.info,
-                page_size: self.page_size,
-                max_message_bytes: self.max_message_bytes,
-                max_nesting_depth: self.max_nesting_depth,
-                max_in_flight: self.max_in_flight,
-                tool_timeout: self.tool_timeout,
-                shutdown_grace: self.shutdown_grace,
-                policy: self.policy,
-                audit: self.audit,
-                trace: self
-                    .message_log
-                    .unwrap_or_else(crate::MessageLog::from_env)
-                    .and_then(|log| {
-                        match crate::message_log::MessageTrace::open(
-                            &log,
-                            self.trace_redact
-                                .unwrap_or_else(crate::message_log::redact_from_env),
-                        ) {
-                            Ok(trace) => Some(trace),
-                            Err(e) => {
-                                eprintln!("mcp: cannot open the message log {log:?}: {e}");
-                                None
-                            }
-                        }
-                    }),
-                client_request_timeout: self.client_request_timeout,
-                state_keys: self
-                    .state_keys
-                    .unwrap_or_else(request_state::StateKeys::random)
-                    .lasting(self.state_lifetime),
-                list_cache: self.list_cache,
-                read_cache: self.read_cache,
-                tasks: tasks::TaskSettings {
-                    store: self
-                        .task_store
-                        .unwrap_or_else(|| Arc::new(crate::tasks::InMemoryTaskStore::default())),
-                    ttl: self.task_ttl,
-                    poll_interval: self.task_poll_interval,
-                    running: Arc::default(),
-                },
-                initialize_results,
-                capabilities,
-                items: Mutex::new(items),
-                catalogue: RwLock::new(Arc::new(catalogue)),
-                sessions: Mutex::new(Vec::new()),
-                listeners: subscriptions::Listeners::default(),
-                bus: self.bus.clone(),
-                keyed_sessions: Mutex::new(std::collections::HashMap::new()),
-                pending_changes: AtomicU8::new(0),
-                schema_profiles: ServerProfiles::new(
-                    self.schema_profile,
-                    self.per_client_schema_profiles,
-                    self.client_schema_profiles,
-                ),
-            }),
-        };
-        server.join_cluster();
-        Ok(server)
-    }
-
-    /// Builds the server and serves it on standard input and output until the client closes
-    /// standard input.
-    pub async fn serve_stdio(self) -> crate::Result<()> {
-        self.build()?.serve_stdio().await
-    }
-
-    /// Builds the server and serves it as the command line says: on standard input and
-    /// output by default, on Streamable HTTP with `--http ADDR` (feature `http`).
-    pub async fn serve(self) -> crate::Result<()> {
-        self.build()?.serve().await
-    }
-
-    /// Builds the server and serves Streamable HTTP at `addr` (feature `http`).
-    #[cfg(feature = "http")]
-    pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> crate::Result<()> {
-        self.build()?.serve_http(addr).await
-    }
-}
-
-/// Which capabilities the server declares, from what is registered when it is built.
-#[derive(Clone, Copy)]
-struct Capabilities {
-    /// Whether any tool may run as a task (the tasks extension).
-    tasks: bool,
-    tools: bool,
-    prompts: bool,
-    resources: bool,
-    completions: bool,
-}
-
-/// The `initialize` result for one revision.
-fn initialize_result(
-    info: &Implementation,
-    instructions: Option<&str>,
-    capabilities: Capabilities,
-    version: ProtocolVersion,
-) -> String {
-    let mut declared = serde_json::Map::new();
-    declared.insert("logging".into(), Value::Object(Default::default()));
-    if capabilities.tools {
-        declared.insert("tools".into(), serde_json::json!({ "listChanged": true }));
-    }
-    if capabilities.prompts {
-        declared.insert("prompts".into(), serde_json::json!({ "listChanged": true }));
-    }
-    if capabilities.resources {
-        declared.insert(
-            "resources".into(),
-            serde_json::json!({ "subscribe": true, "listChanged": true }),
-        );
-    }
-    if capabilities.completions && version.has_completions() {
-        declared.insert("completions".into(), Value::Object(Default::default()));
-    }
-    let mut server_info = info.clone();
-    if !version.has_titles() {
-        server_info.title = None;
-    }
-    if !version.has_icons() {
-        server_info.description = None;
-        server_info.website_url = None;
-    }
-    let mut result = serde_json::json!({
-        "protocolVersion": version.as_str(),
-        "capabilities": declared,
-        "serverInfo": server_info,
-    });
-    if let Some(instructions) = instructions {
-        result["instructions"] = instructions.into();
-    }
-    result.to_string()
-}
-
-/// The address of `--http ADDR` (or `--http=ADDR`), if given anywhere on the command line;
-/// the program's other arguments are its own.
-fn http_address(mut args: impl Iterator<Item = String>) -> crate::Result<Option<String>> {
-    while let Some(arg) = args.next() {
-        if let Some(addr) = arg.strip_prefix("--http=") {
-            return Ok(Some(addr.to_owned()));
-        }
-        if arg == "--http" {
-            return match args.next() {
-                Some(addr) if !addr.starts_with("--") => Ok(Some(addr)),
-                _ => Err(crate::Error::Usage(
-                    "--http needs an address, e.g. --http 127.0.0.1:8080".into(),
-                )),
-            };
-        }
-    }
-    Ok(None)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::http_address;
-
-    fn parse(args: &[&str]) -> Result<Option<String>, String> {
-        http_address(args.iter().map(|a| (*a).to_owned())).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn the_command_line_picks_the_transport() {
-        assert_eq!(parse(&[]), Ok(None));
-        assert_eq!(
-            parse(&["--http", "127.0.0.1:1"]),
-            Ok(Some("127.0.0.1:1".into()))
-        );
-        assert_eq!(parse(&["--http=[::1]:2"]), Ok(Some("[::1]:2".into())));
-        assert!(parse(&["--http"]).is_err());
-        assert!(parse(&["--http", "--verbose"]).is_err());
-        // The program's own arguments are left to it.
-        assert_eq!(parse(&["--verbose"]), Ok(None));
-        assert_eq!(
-            parse(&["--db", "notes.db", "--http", "127.0.0.1:1"]),
-            Ok(Some("127.0.0.1:1".into()))
-        );
     }
 }

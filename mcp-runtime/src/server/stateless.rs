@@ -272,7 +272,7 @@ impl Server {
             result["instructions"] = instructions.clone();
         }
         if let Some(obj) = result.as_object_mut() {
-            self.inner.list_cache.insert(obj);
+            self.inner.settings.list_cache.insert(obj);
         }
         result.to_string()
     }

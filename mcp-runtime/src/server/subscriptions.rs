@@ -8,19 +8,15 @@
 //! cancels it (`notifications/cancelled` on stdio, a closed stream on HTTP) — then nothing is
 //! answered — or when the transport closes, which answers it with a completion result.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Server;
+use super::listeners::Listener;
 use super::request::{Request, Routed};
-use crate::protocol::{ListKind, Needs, RequestId, RpcError, notification_frame, response_frame};
-use crate::session::Outbound;
-
-/// The `_meta` key naming the subscription a message belongs to.
-pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+use crate::protocol::{Needs, RpcError, response_frame};
 
 /// The notification types a client opts in to (`SubscriptionFilter`); the acknowledgement
 /// carries the subset the server honours.
@@ -48,98 +44,6 @@ fn is_false(b: &bool) -> bool {
 struct ListenParams {
     #[serde(default)]
     notifications: Option<Filter>,
-}
-
-/// One open `subscriptions/listen` request.
-pub(crate) struct Listener {
-    id: RequestId,
-    lists: [bool; 3],
-    resources: HashSet<String>,
-    /// The tasks followed, with the version of each last sent: the states of a task are
-    /// announced from several tasks at once, and one overtaken by a later one is not sent.
-    tasks: std::sync::Mutex<std::collections::HashMap<String, Option<u64>>>,
-    out: Outbound,
-}
-
-impl Listener {
-    fn tag(&self) -> Value {
-        json!({ SUBSCRIPTION_ID: self.id })
-    }
-
-    /// Sends a notification on this subscription, tagged with its id.
-    fn send(&self, method: &str, mut params: Value) {
-        if let Some(obj) = params.as_object_mut() {
-            obj.insert("_meta".into(), self.tag());
-        }
-        self.out.notify(notification_frame(method, &params));
-    }
-
-    pub(crate) fn follows_list(&self, kind: ListKind) -> bool {
-        self.lists[kind as usize]
-    }
-
-    pub(crate) fn follows_resource(&self, uri: &str) -> bool {
-        self.resources.contains(uri)
-    }
-
-    /// Whether to send this version of a task: one it follows, newer than the last sent.
-    fn takes_task(&self, task_id: &str, version: u64) -> bool {
-        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
-        match tasks.get_mut(task_id) {
-            Some(last) if last.is_none_or(|v| v < version) => {
-                *last = Some(version);
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
-/// The open subscriptions of a server.
-#[derive(Default)]
-pub(crate) struct Listeners {
-    open: std::sync::Mutex<Vec<Weak<Listener>>>,
-}
-
-impl Listeners {
-    fn add(&self, listener: &Arc<Listener>) {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.retain(|l| l.strong_count() > 0);
-        open.push(Arc::downgrade(listener));
-    }
-
-    fn live(&self) -> Vec<Arc<Listener>> {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.retain(|l| l.strong_count() > 0);
-        open.iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// Tells every listener following `kind` that the list changed.
-    pub(crate) fn list_changed(&self, kind: ListKind) {
-        let method = kind.notification();
-        for listener in self.live().iter().filter(|l| l.follows_list(kind)) {
-            listener.send(method, json!({}));
-        }
-    }
-
-    /// Tells every listener following `uri` that the resource changed.
-    pub(crate) fn resource_updated(&self, uri: &str) {
-        for listener in self.live().iter().filter(|l| l.follows_resource(uri)) {
-            listener.send("notifications/resources/updated", json!({ "uri": uri }));
-        }
-    }
-
-    /// Sends a task's state to every listener following it, unless a later state of it was
-    /// sent already.
-    pub(crate) fn task_changed(&self, task_id: &str, version: u64, task: &Value) {
-        for listener in self
-            .live()
-            .iter()
-            .filter(|l| l.takes_task(task_id, version))
-        {
-            listener.send("notifications/tasks", task.clone());
-        }
-    }
 }
 
 impl Server {

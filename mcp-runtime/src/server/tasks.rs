@@ -8,10 +8,9 @@
 //! its own, whose outcome the store keeps. Requests to the client from then on become the
 //! task's `inputRequests`.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -22,7 +21,7 @@ use super::request::{Request, Routed};
 use crate::protocol::{Method, RequestId, RpcError, code, response_frame};
 use crate::session::Session;
 use crate::session::{CallTask, ClientError, TaskSlot};
-use crate::tasks::{StoredTask, TaskChange, TaskStore, TaskSupport};
+use crate::tasks::{Running, StoredTask, TaskChange, TaskSupport};
 
 /// Where a client declares the extension in its capabilities.
 pub(crate) const CLIENT_CAPABILITY: [&str; 2] = ["extensions", EXTENSION];
@@ -39,69 +38,6 @@ pub(crate) fn missing_extension(message: &str) -> RpcError {
     RpcError::new(code::MISSING_CLIENT_CAPABILITY, message).with_data(json!({
         "requiredCapabilities": { "extensions": { EXTENSION: {} } }
     }))
-}
-
-/// How tasks are kept and described.
-#[derive(Clone)]
-pub(crate) struct TaskSettings {
-    pub store: Arc<dyn TaskStore>,
-    pub ttl: Option<Duration>,
-    pub poll_interval: Duration,
-    /// The tasks this process runs, by owner.
-    pub running: Arc<Mutex<HashMap<Option<String>, usize>>>,
-}
-
-/// The most tasks this process runs at once: a task outlives the request that made it, so
-/// no limit on requests in flight bounds it.
-pub const MAX_RUNNING_TASKS: usize = 1024;
-
-/// The most tasks one caller (a token's subject; every anonymous caller together) runs at
-/// once.
-pub const MAX_RUNNING_TASKS_PER_OWNER: usize = 64;
-
-/// A running task's place in the counts, given back when the task ends.
-pub(crate) struct Running {
-    counts: Arc<Mutex<HashMap<Option<String>, usize>>>,
-    owner: Option<String>,
-}
-
-impl Running {
-    fn start(
-        counts: &Arc<Mutex<HashMap<Option<String>, usize>>>,
-        owner: Option<String>,
-    ) -> Result<Running, RpcError> {
-        let mut map = counts.lock().unwrap_or_else(|p| p.into_inner());
-        let total: usize = map.values().sum();
-        let mine = map.get(&owner).copied().unwrap_or(0);
-        if total >= MAX_RUNNING_TASKS || mine >= MAX_RUNNING_TASKS_PER_OWNER {
-            return Err(RpcError::new(
-                code::SERVER_BUSY,
-                format!(
-                    "too many tasks running ({} for this caller, {MAX_RUNNING_TASKS_PER_OWNER} \
-                     at most; {total} in all, {MAX_RUNNING_TASKS} at most): wait for one to \
-                     finish or cancel one",
-                    mine
-                ),
-            ));
-        }
-        *map.entry(owner.clone()).or_insert(0) += 1;
-        Ok(Running {
-            counts: Arc::clone(counts),
-            owner,
-        })
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let mut map = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = map.get_mut(&self.owner) {
-            *count -= 1;
-            if *count == 0 {
-                map.remove(&self.owner);
-            }
-        }
-    }
 }
 
 /// The task a call became, as its handler sees it.

@@ -29,6 +29,7 @@
 //! task.
 
 mod memory;
+mod running;
 mod time;
 
 use std::future::Future;
@@ -39,6 +40,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use memory::InMemoryTaskStore;
+pub use running::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
+pub(crate) use running::{Running, TaskSettings};
 pub(crate) use time::{iso8601, now_ms};
 
 /// Whether a tool may run as a task (`#[tool(task)]`, `#[tool(task = "required")]`).

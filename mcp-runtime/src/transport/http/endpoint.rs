@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::{SseOptions, parse_event_id, sse_response};
 use super::media::{accepts, is_json_body};
 use super::session_table::{Client, HttpSession};
-use super::{HttpState, json_error, json_response};
+use super::state::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
 use crate::protocol::{Implementation, ProtocolVersion};

@@ -21,7 +21,8 @@ use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
 use http_body_util::BodyExt as _;
 
-use super::{HttpState, json_error, security};
+use super::security;
+use super::state::{HttpState, json_error};
 
 pub(crate) async fn admit(
     State(state): State<Arc<HttpState>>,

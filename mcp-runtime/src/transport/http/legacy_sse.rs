@@ -8,8 +8,7 @@
 //! requests in flight per session, a limit on sessions in total and per client, and a
 //! session answers only the caller that opened it.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
@@ -19,8 +18,8 @@ use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 
-use super::session_table::Client;
-use super::{HttpState, json_error};
+use super::session_table::{Client, LegacySession};
+use super::state::{HttpState, json_error};
 use crate::auth::AuthInfo;
 use crate::server::Routed;
 use crate::session::{Outbound, RequestChannel, Session};
@@ -28,35 +27,6 @@ use crate::session::{Outbound, RequestChannel, Session};
 /// How many bytes of answers may wait for a legacy session's stream before the session's
 /// new requests are refused.
 const LEGACY_BACKLOG: usize = 1 << 20;
-
-/// One open legacy session: one SSE connection.
-#[derive(Clone)]
-struct LegacySession {
-    session: Arc<Session>,
-    out: Outbound,
-    client: Client,
-    in_flight: Arc<Semaphore>,
-}
-
-/// The open legacy sessions.
-#[derive(Default)]
-pub(crate) struct LegacySessions {
-    sessions: Mutex<HashMap<String, LegacySession>>,
-}
-
-impl LegacySessions {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, LegacySession>> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Ends every legacy session (shutdown).
-    pub(crate) fn clear(&self) {
-        for (_, legacy) in self.map().drain() {
-            legacy.session.cancel_all();
-            legacy.out.close();
-        }
-    }
-}
 
 /// The two routes, beside the endpoint's path.
 pub(super) fn routes(path: &str) -> Vec<(String, Method, MethodRouter<Arc<HttpState>>)> {

@@ -34,7 +34,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::HttpOptions;
+use super::options::HttpOptions;
 
 /// Connections of every peer, counted, against both limits.
 struct Admission {

@@ -456,3 +456,35 @@ pub(crate) fn new_session_id() -> Option<String> {
     getrandom::fill(&mut bytes).ok()?;
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
+
+/// One open session of the HTTP+SSE transport of 2024-11-05: one SSE connection.
+#[cfg(feature = "legacy-sse")]
+#[derive(Clone)]
+pub(crate) struct LegacySession {
+    pub session: Arc<Session>,
+    pub out: Outbound,
+    pub client: Client,
+    pub in_flight: Arc<Semaphore>,
+}
+
+/// The open sessions of the HTTP+SSE transport.
+#[cfg(feature = "legacy-sse")]
+#[derive(Default)]
+pub(crate) struct LegacySessions {
+    sessions: Mutex<HashMap<String, LegacySession>>,
+}
+
+#[cfg(feature = "legacy-sse")]
+impl LegacySessions {
+    pub(crate) fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, LegacySession>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends every legacy session (shutdown).
+    pub(crate) fn clear(&self) {
+        for (_, legacy) in self.map().drain() {
+            legacy.session.cancel_all();
+            legacy.out.close();
+        }
+    }
+}

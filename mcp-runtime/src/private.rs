@@ -1,0 +1,480 @@
+//! What generated code refers to: the paths `#[tool]`, `#[prompt]`, `#[resource]` and
+//! `#[mcp_runtime::main]` expand to (`::mcp_runtime::__private::…`). Not a public API: it
+//! changes without notice.
+
+pub use inventory;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+pub use tokio;
+
+pub use crate::content::{CallToolResult, IntoToolResult};
+pub use crate::context::Context;
+#[cfg(not(feature = "http"))]
+pub use crate::feature_hints::HttpFeatureEnabled;
+pub use crate::protocol::CacheHint;
+pub use crate::protocol::ToolAnnotations;
+pub use crate::registry::{Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture};
+pub use crate::schema::SchemaProfile;
+pub use crate::tasks::TaskSupport;
+
+/// Runs the body of `#[mcp_runtime::main]`: on Tokio's multi-threaded scheduler with the
+/// `multi-thread` feature (which `http` turns on), otherwise on the calling thread, which
+/// serves stdio with the fewest wake-ups.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    #[cfg(feature = "multi-thread")]
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    #[cfg(not(feature = "multi-thread"))]
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    let runtime = builder
+        .enable_all()
+        .build()
+        .expect("the Tokio runtime cannot start");
+    let output = runtime.block_on(future);
+    // The transports gave the calls in flight their grace period already; a handler
+    // blocking a thread past it must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    output
+}
+
+/// Reads a call's arguments into `A` (a free function, so it is one for every lifetime
+/// of the message the arguments borrow from).
+fn parse_arguments<A: serde::de::DeserializeOwned>(
+    arguments: &Arguments<'_>,
+) -> Result<A, CallToolResult> {
+    arguments.parse()
+}
+
+/// How a tool reads its arguments: their `inputSchema` and their parser.
+///
+/// Generated code builds it in one `const` from a function whose bounds check every
+/// parameter type, so a type that cannot be an argument is reported once, on its own
+/// token, and the derives of the argument struct (generic over the parameter types) add
+/// no errors of their own.
+pub struct ToolArguments<A> {
+    /// Builds the `inputSchema`.
+    pub input_schema: fn() -> serde_json::Value,
+    /// Deserialises the arguments of a call.
+    pub parse: fn(&Arguments<'_>) -> Result<A, CallToolResult>,
+}
+
+impl<A: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArguments<A> {
+    /// The tool's generated struct of parameters (whose name is no title).
+    pub const fn fields() -> Self {
+        ToolArguments {
+            input_schema: fields_schema::<A>,
+            parse: parse_arguments::<A>,
+        }
+    }
+}
+
+impl<A: serde::de::DeserializeOwned> ToolArguments<A> {
+    /// Arguments whose schema the tool gives itself (`input_schema = …`): only read.
+    pub const fn parsed_only() -> Self {
+        ToolArguments {
+            input_schema: explicit_schema_elsewhere,
+            parse: parse_arguments::<A>,
+        }
+    }
+}
+
+/// Stands in for the derived schema of a tool that gives its own; never sent.
+fn explicit_schema_elsewhere() -> serde_json::Value {
+    serde_json::Value::Null
+}
+
+/// The user's own struct as the whole argument object, with a schema given explicitly.
+pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArguments<A> {
+    ToolArguments::parsed_only()
+}
+
+/// The user's own struct as the whole argument object (`#[tool(args)]`).
+pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
+    ToolArguments {
+        input_schema: struct_schema::<A>,
+        parse: parse_arguments::<A>,
+    }
+}
+
+/// The schema of the generated struct of a tool's parameters: closed, as the runtime
+/// refuses a property it does not name, and without the struct's name as its title.
+fn fields_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut schema = struct_schema::<T>();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("title");
+    }
+    schema
+}
+
+/// The schema of an argument type: every object closed unless the type takes other
+/// properties.
+fn struct_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut schema = crate::schema::input_schema_for::<T>();
+    crate::schema::close_objects(&mut schema);
+    schema
+}
+
+/// A parameter type's first requirement, checked at the parameter's own span.
+#[diagnostic::on_unimplemented(
+    message = "a tool parameter must implement `Deserialize`; `{Self}` does not",
+    label = "the client's argument is deserialised into this type",
+    note = "derive it on your type: `#[derive(mcp_runtime::serde::Deserialize)]` with `#[serde(crate = \"mcp_runtime::serde\")]`"
+)]
+pub trait ParameterDeserialize: serde::de::DeserializeOwned {}
+impl<T: serde::de::DeserializeOwned> ParameterDeserialize for T {}
+
+/// A parameter type's second requirement, checked at the parameter's own span.
+#[diagnostic::on_unimplemented(
+    message = "a tool parameter must implement `JsonSchema`; `{Self}` does not",
+    label = "the tool's input schema describes this type",
+    note = "derive it on your type: `#[derive(mcp_runtime::schemars::JsonSchema)]` with `#[schemars(crate = \"mcp_runtime::schemars\")]`"
+)]
+pub trait ParameterSchema: schemars::JsonSchema {}
+impl<T: schemars::JsonSchema> ParameterSchema for T {}
+
+/// Whether the future of an async tool is `Send`, found by method resolution (autoref
+/// specialisation): [`IsSendFuture::future_kind`] when it is, else
+/// [`IsNotSendFuture::future_kind`]. The answer is a type, checked by [`send_tool_future`],
+/// so a future that is not `Send` is one error naming the tool and the fix, on the
+/// function's name, rather than rustc's "future cannot be sent between threads safely" at
+/// the attribute.
+pub struct SendCheck<Tool, F>(std::marker::PhantomData<fn() -> (Tool, F)>);
+
+/// The [`SendCheck`] of a tool's future.
+pub fn send_check<Tool, F>(_future: &F) -> SendCheck<Tool, F> {
+    SendCheck(std::marker::PhantomData)
+}
+
+/// The answer for a future that is `Send`.
+pub struct SendFuture<F>(std::marker::PhantomData<fn() -> F>);
+
+/// The answer for a future that is not.
+pub struct NotSendFuture<F>(std::marker::PhantomData<fn() -> F>);
+
+/// Chosen when the future is `Send`.
+pub trait IsSendFuture<F> {
+    /// The answer.
+    fn future_kind(&self) -> SendFuture<F> {
+        SendFuture(std::marker::PhantomData)
+    }
+}
+impl<Tool, F: Send> IsSendFuture<F> for SendCheck<Tool, F> {}
+
+/// Chosen otherwise.
+pub trait IsNotSendFuture<F> {
+    /// The answer.
+    fn future_kind(&self) -> NotSendFuture<F> {
+        NotSendFuture(std::marker::PhantomData)
+    }
+}
+impl<Tool, F> IsNotSendFuture<F> for &SendCheck<Tool, F> {}
+
+/// What [`send_tool_future`] requires of the answer.
+#[diagnostic::on_unimplemented(
+    message = "the async tool `{Tool}` holds a value that is not `Send` across an `.await`",
+    label = "the future of `{Tool}` is not `Send`: the server runs tool calls on any of its threads",
+    note = "a `std::sync::MutexGuard`, an `Rc` or a `RefCell` borrow alive at an `.await` makes the future not `Send`: end its scope (or `drop` it) before the `.await`, or use `tokio::sync::Mutex`, whose guard may be held across one",
+    note = "the book's chapter \"Debugging macro errors\" shows this case"
+)]
+pub trait ToolFutureIsSend<Tool> {
+    /// The future, now known to be `Send`.
+    type Future: std::future::Future + Send;
+}
+impl<Tool, F: std::future::Future + Send> ToolFutureIsSend<Tool> for SendFuture<F> {
+    type Future = F;
+}
+
+/// The future of an async tool, once [`SendCheck`] has found it `Send`.
+pub fn send_tool_future<Tool, K: ToolFutureIsSend<Tool>>(_kind: K, future: K::Future) -> K::Future {
+    future
+}
+
+/// Whether a `#[tool(args)]` type is known not to be an object (a `Vec`, a `String`, a
+/// number…), found by method resolution as for [`SendCheck`]: such a type is refused at
+/// compile time on its own token, rather than when the server starts.
+pub struct ArgumentsCheck<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> ArgumentsCheck<T> {
+    /// The check of `T`.
+    pub const fn new() -> Self {
+        ArgumentsCheck(std::marker::PhantomData)
+    }
+}
+
+impl<T> Default for ArgumentsCheck<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The answer for a type known not to be an object.
+pub struct NotAnObject;
+/// The answer for any other type (a struct, as far as the macro can tell).
+pub struct MaybeAnObject;
+
+/// Chosen for types whose schema is known not to describe an object.
+pub trait IsNotAnObject {
+    /// The answer.
+    fn object_kind(&self) -> NotAnObject {
+        NotAnObject
+    }
+}
+impl<T: NotAnArgumentObject> IsNotAnObject for ArgumentsCheck<T> {}
+
+/// Chosen otherwise.
+pub trait IsMaybeAnObject {
+    /// The answer.
+    fn object_kind(&self) -> MaybeAnObject {
+        MaybeAnObject
+    }
+}
+impl<T> IsMaybeAnObject for &ArgumentsCheck<T> {}
+
+/// Types whose JSON Schema is never an object with named properties.
+pub trait NotAnArgumentObject {}
+macro_rules! not_an_object {
+    ($($ty:ty),* $(,)?) => {$(impl NotAnArgumentObject for $ty {})*};
+}
+not_an_object!(
+    bool,
+    char,
+    String,
+    str,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    (),
+    serde_json::Value,
+    std::path::PathBuf,
+);
+impl<T> NotAnArgumentObject for Vec<T> {}
+impl<T> NotAnArgumentObject for std::collections::VecDeque<T> {}
+impl<T> NotAnArgumentObject for std::collections::HashSet<T> {}
+impl<T> NotAnArgumentObject for std::collections::BTreeSet<T> {}
+impl<T> NotAnArgumentObject for Option<T> {}
+impl<T, const N: usize> NotAnArgumentObject for [T; N] {}
+impl<T: NotAnArgumentObject + ?Sized> NotAnArgumentObject for Box<T> {}
+impl<A, B> NotAnArgumentObject for (A, B) {}
+impl<A, B, C> NotAnArgumentObject for (A, B, C) {}
+
+/// What `#[tool(args)]` requires of a type, given the answer of its [`ArgumentsCheck`].
+/// The type is `Self`, so rustc reports the unmet bound on the type as written.
+#[diagnostic::on_unimplemented(
+    message = "`#[tool(args)]` takes a struct with named fields, the whole argument object; `{Self}` is not one",
+    label = "a tool's arguments are always an object of named arguments",
+    note = "remove `args` to make this parameter one argument of that name, or take a struct that derives `Deserialize` and `JsonSchema`"
+)]
+pub trait ArgumentObject<Answer> {}
+impl<T: ?Sized> ArgumentObject<MaybeAnObject> for T {}
+// A second answer that is never given, so rustc reads the answer from the argument rather
+// than inferring it from the only impl (which would make a refusal a type mismatch).
+impl<T: ?Sized> ArgumentObject<NeverAnAnswer> for T {}
+
+/// No value has this type: see [`ArgumentObject`].
+pub enum NeverAnAnswer {}
+
+/// Checks the answer of an [`ArgumentsCheck`].
+pub fn argument_object<T: ArgumentObject<K>, K>(_kind: K) {}
+
+/// How a tool's return value becomes its result: the `outputSchema` and the conversion.
+pub struct ToolOutput<R> {
+    /// Builds the `outputSchema`, for structured output.
+    pub output_schema: fn() -> Option<serde_json::Value>,
+    /// Converts the return value.
+    pub into_tool_result: fn(R) -> CallToolResult,
+}
+
+/// Checks the return type once, at its own span (see [`ToolArguments`]).
+pub const fn tool_output<R: ToolReturn>() -> ToolOutput<R> {
+    ToolOutput {
+        output_schema: R::output_schema,
+        into_tool_result: R::into_tool_result,
+    }
+}
+
+/// The requirement on a return type, with a message that lists what a tool may return.
+#[diagnostic::on_unimplemented(
+    message = "a tool's return type must convert into a tool result; `{Self}` does not",
+    label = "this type does not implement `IntoToolResult`",
+    note = "return text, a number, `bool`, `()`, `Json<T>`, content (`Content`, `Vec<Content>`, `Image`, `Audio`, `ResourceLink`, `EmbeddedResource`), `CallToolResult`, or an `Option` or `Result` of one of these",
+    note = "for structured output, derive `Serialize` and `JsonSchema` on your type and return it wrapped in `Json`"
+)]
+pub trait ToolReturn: IntoToolResult {}
+impl<T: IntoToolResult> ToolReturn for T {}
+
+/// Registers a tool with the automatic registry (when the `auto-register` feature is on).
+#[cfg(feature = "auto-register")]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __submit_tool {
+    ($descriptor:expr) => {
+        $crate::__private::inventory::submit! { $crate::__private::ToolEntry($descriptor) }
+    };
+}
+
+/// Registers a tool with the automatic registry (when the `auto-register` feature is on).
+#[cfg(not(feature = "auto-register"))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __submit_tool {
+    ($descriptor:expr) => {};
+}
+
+pub use crate::__submit_tool as submit_tool;
+
+pub use crate::completion::{Completer, Completion, CompletionContext};
+pub use crate::content::Role;
+pub use crate::prompt::{IntoPromptResult, PromptArguments};
+pub use crate::protocol::RpcError;
+pub use crate::registry::{
+    CompletionDescriptor, Icon, Prompt, PromptArgumentDescriptor, PromptDescriptor, PromptEntry,
+    PromptFuture, ResourceDescriptor, ResourceEntry, ResourceFuture, ResourceItem, ResourceRequest,
+};
+pub use crate::resource::{IntoResourceContents, IntoResourceList, Resource};
+
+use crate::content::ResourceContents;
+use crate::prompt::GetPromptResult;
+
+/// The conversion of a prompt's return value into its result.
+pub type PromptOutput<R> = fn(R) -> Result<GetPromptResult, RpcError>;
+
+/// Checks a prompt's return type once, as the type argument of this function, so an
+/// unfit type is reported on its own token (see [`ToolArguments`]).
+pub const fn prompt_output<R: IntoPromptResult>() -> PromptOutput<R> {
+    R::into_prompt_result
+}
+
+/// The conversion of a resource's return value into its contents, given the URI read and
+/// the MIME type.
+pub type IntoContents<R> = fn(R, &str, Option<&str>) -> Result<Vec<ResourceContents>, RpcError>;
+
+/// How a resource's return value becomes its contents: the conversion, and the MIME type
+/// it is read and listed with.
+pub struct ResourceOutput<R> {
+    /// Converts the return value.
+    pub into_contents: IntoContents<R>,
+    /// The declared MIME type, or else the one the return type always reads as
+    /// (`application/json` for `Json<T>`), so `resources/list` says what a read returns.
+    pub mime_type: Option<&'static str>,
+}
+
+/// Checks a resource's return type once, as the type argument of this function, so an
+/// unfit type is reported on its own token (see [`ToolArguments`]).
+pub const fn resource_output<R: IntoResourceContents>(
+    declared: Option<&'static str>,
+) -> ResourceOutput<R> {
+    ResourceOutput {
+        into_contents: R::into_contents,
+        mime_type: match declared {
+            Some(mime) => Some(mime),
+            None => R::MIME_TYPE,
+        },
+    }
+}
+
+/// A resource template's `list = function`, checked at the function's path.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a resource `list` function",
+    label = "expected `fn() -> Vec<Resource>` or `fn() -> Result<Vec<Resource>, E>`",
+    note = "a `list` function takes no arguments and returns the template's concrete resources, for `resources/list`"
+)]
+pub trait ListFunction {
+    /// Calls the function and converts its entries.
+    fn list(&self) -> Result<Vec<Resource>, RpcError>;
+}
+
+impl<F, R> ListFunction for F
+where
+    F: Fn() -> R,
+    R: IntoResourceList,
+{
+    fn list(&self) -> Result<Vec<Resource>, RpcError> {
+        self().into_resource_list()
+    }
+}
+
+/// Reads prompt arguments and URI-template variables, which travel as text, into the
+/// parameter types, checked at each parameter's own span. The error type is a parameter of
+/// its own, so that an error type without `Display` is reported as such.
+pub struct TextArgument;
+
+impl TextArgument {
+    /// A required argument.
+    pub fn required<T: FromText<Error = E>, E: TextError>(
+        args: &PromptArguments,
+        name: &str,
+    ) -> Result<T, RpcError> {
+        args.required_with(name, T::from_text)
+    }
+
+    /// An optional argument.
+    pub fn optional<T: FromText<Error = E>, E: TextError>(
+        args: &PromptArguments,
+        name: &str,
+    ) -> Result<Option<T>, RpcError> {
+        args.optional_with(name, T::from_text)
+    }
+}
+
+/// What a prompt argument or URI variable type needs: parsing from text.
+#[diagnostic::on_unimplemented(
+    message = "a prompt argument or URI variable must implement `FromStr`; `{Self}` does not",
+    label = "its text is parsed into this type",
+    note = "arguments travel as text: take a `String`, a number, or implement `std::str::FromStr` (with an error that implements `Display`) for your type"
+)]
+pub trait FromText: Sized {
+    /// `FromStr::Err`.
+    type Error;
+    /// `FromStr::from_str`.
+    fn from_text(text: &str) -> Result<Self, Self::Error>;
+}
+
+impl<T: std::str::FromStr> FromText for T {
+    type Error = T::Err;
+    fn from_text(text: &str) -> Result<Self, Self::Error> {
+        text.parse()
+    }
+}
+
+/// What the `FromStr` error of a prompt argument or URI variable needs: a message for the
+/// client.
+#[diagnostic::on_unimplemented(
+    message = "the `FromStr` error of a prompt argument or URI variable must implement `Display`; `{Self}` does not",
+    label = "text that does not parse into this type is answered with the error's `Display`",
+    note = "implement `std::fmt::Display` for `{Self}`, or use an error type that has it, such as `String`"
+)]
+pub trait TextError: std::fmt::Display {}
+impl<E: std::fmt::Display> TextError for E {}
+
+/// Registers a prompt or resource with the automatic registry (when the `auto-register`
+/// feature is on).
+#[cfg(feature = "auto-register")]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __submit {
+    ($entry:expr) => {
+        $crate::__private::inventory::submit! { $entry }
+    };
+}
+
+/// Registers a prompt or resource with the automatic registry (when the `auto-register`
+/// feature is on).
+#[cfg(not(feature = "auto-register"))]
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __submit {
+    ($entry:expr) => {};
+}
+
+pub use crate::__submit as submit;
