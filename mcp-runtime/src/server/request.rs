@@ -156,12 +156,12 @@ impl Finish {
                 cache = cache.map(|_| CacheHint::UNCACHEABLE);
             }
         }
-        result.map(|r| complete(&r, cache))
+        result.map(|r| mark_complete(&r, cache))
     }
 }
 
 /// Marks a result complete, as every stateless result must say.
-pub(crate) fn complete(result: &str, cache: Option<CacheHint>) -> String {
+pub(crate) fn mark_complete(result: &str, cache: Option<CacheHint>) -> String {
     // Every result the runtime builds is one serialised object; the fields go in front of its
     // members, so the result is not parsed again on every stateless request.
     let Some(members) = result.trim_start().strip_prefix('{') else {
@@ -235,12 +235,12 @@ mod tests {
             ttl_ms: 5,
             public: false,
         });
-        let done: Value = serde_json::from_str(&complete(r#"{"tools":[]}"#, hint)).unwrap();
+        let done: Value = serde_json::from_str(&mark_complete(r#"{"tools":[]}"#, hint)).unwrap();
         assert_eq!(
             done,
             json!({"resultType": "complete", "ttlMs": 5, "cacheScope": "private", "tools": []})
         );
-        let done: Value = serde_json::from_str(&complete("{}", None)).unwrap();
+        let done: Value = serde_json::from_str(&mark_complete("{}", None)).unwrap();
         assert_eq!(done, json!({"resultType": "complete"}));
     }
 }

@@ -12,12 +12,12 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{SseOptions, parse_event_id, sse_response};
 use super::media::{accepts, is_json_body};
-use super::session_table::{Client, HttpSession};
+use super::session_table::{Client, ClientCall, HttpSession, Lookup};
 use super::state::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
@@ -121,7 +121,7 @@ fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
 }
 
 /// The HTTP status of a stateless-era error response, when it is not 200.
-fn modern_error_status(frame: &[u8]) -> Option<StatusCode> {
+fn stateless_error_status(frame: &[u8]) -> Option<StatusCode> {
     use crate::protocol::code;
     let value = serde_json::from_slice::<serde_json::Value>(frame).ok()?;
     let error = value.get("error")?;
@@ -138,9 +138,8 @@ fn modern_error_status(frame: &[u8]) -> Option<StatusCode> {
     }
 }
 
-/// The session a request names, and — when sessions are shared with other replicas — its
-/// shared record as it was before the request, to tell what the request changed. A session
-/// opened with a token is unknown (404) to a request with another subject's token.
+/// The session a request names in `Mcp-Session-Id`, for `caller` (see
+/// [`SessionTable::find`](super::session_table::SessionTable::find)).
 async fn session_of(
     state: &HttpState,
     headers: &HeaderMap,
@@ -153,58 +152,14 @@ async fn session_of(
                 .into(),
         ));
     };
-    let unknown = || {
-        (
+    state.sessions.find(id, caller).await.map_err(|e| match e {
+        Lookup::Unknown => (
             StatusCode::NOT_FOUND,
             "unknown or expired session: send `initialize` to start a new one".to_owned(),
-        )
-    };
-    let Some(store) = &state.options.session_store else {
-        return state
-            .sessions
-            .get(id, caller)
-            .map(|s| (s, None))
-            .ok_or_else(unknown);
-    };
-    // Shared: the store says whether the session lives (another replica may have ended it)
-    // and what it is now (another may have changed it).
-    let record = match store.get(id, state.options.session_idle_timeout).await {
-        Ok(Some(record)) => record,
-        Ok(None) => {
-            state.sessions.forget(id);
-            return Err(unknown());
-        }
-        Err(e) => return Err((StatusCode::SERVICE_UNAVAILABLE, e.to_string())),
-    };
-    if !owner_client(&record).admits(caller) {
-        return Err(unknown());
-    }
-    let session = match state.sessions.get(id, caller) {
-        Some(local) => {
-            crate::server::cluster::apply_record(&local.session, &record);
-            local
-        }
-        None => state
-            .sessions
-            .adopt(&record, &state.server, &state.options.event_store)
-            .map_err(no_room_refusal)?,
-    };
-    Ok((session, Some(record)))
-}
-
-/// The client a shared record binds its session to.
-fn owner_client(record: &SessionRecord) -> Client {
-    match &record.owner {
-        Some(subject) => Client::Subject(subject.clone()),
-        None => Client::Unknown,
-    }
-}
-
-/// A session's shared record, with the subject it is bound to.
-fn record_of(session: &HttpSession) -> Option<SessionRecord> {
-    let mut record = crate::server::cluster::record_of(&session.id, &session.session)?;
-    record.owner = session.client.owner().map(str::to_owned);
-    Some(record)
+        ),
+        Lookup::Unreachable(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+        Lookup::NoRoom(no_room) => no_room_refusal(no_room),
+    })
 }
 
 /// The answer when no session can be made.
@@ -227,26 +182,6 @@ fn no_room_refusal(no_room: super::session_table::NoRoom) -> Refusal {
     }
 }
 
-/// Writes a shared session's record back when a request changed it (its log level, its
-/// subscriptions), and tells the other replicas.
-async fn share_changes(state: &HttpState, session: &HttpSession, before: Option<SessionRecord>) {
-    let Some(store) = &state.options.session_store else {
-        return;
-    };
-    let Some(after) = record_of(session) else {
-        return;
-    };
-    if before.as_ref() == Some(&after) {
-        return;
-    }
-    match store.put(&after, state.options.session_idle_timeout).await {
-        Ok(()) => state
-            .server
-            .publish(crate::cluster::ClusterEvent::SessionChanged { record: after }),
-        Err(e) => tracing::warn!(%e, session = %session.id, "cannot share a session's state"),
-    }
-}
-
 /// Steers one POST's SSE response from inside the handler.
 struct HttpStreamControl {
     close: CancellationToken,
@@ -260,6 +195,32 @@ impl StreamControl for HttpStreamControl {
     }
 }
 
+/// What admitting a POST found out about it.
+struct Admitted {
+    shape: Body_,
+    /// It belongs to the stateless era (its `_meta` or `MCP-Protocol-Version` says so).
+    stateless_era: bool,
+    /// The revision its headers name (the handshake era).
+    version: ProtocolVersion,
+}
+
+/// The session a POST is served in.
+struct Served {
+    /// The HTTP session, when the request has one.
+    http: Option<Arc<HttpSession>>,
+    session: Arc<Session>,
+    /// `initialize` opened it with this request.
+    new: bool,
+    /// Its shared record before the request, to tell what the request changed.
+    before: Option<SessionRecord>,
+}
+
+/// The slots a request holds while it is served.
+type Permit = (OwnedSemaphorePermit, Option<ClientCall>);
+
+/// A POST, in stages: admit it (media types, headers, revision), find or open its
+/// session, take its slots in flight, route it, respond (JSON, or an SSE stream when the
+/// handler sends anything before its response), and share what it changed.
 pub(super) async fn post(
     State(state): State<Arc<HttpState>>,
     auth: Option<Extension<Arc<AuthInfo>>>,
@@ -268,119 +229,181 @@ pub(super) async fn post(
     body: Bytes,
 ) -> Response<Body> {
     let auth = auth.map(|Extension(a)| a);
-    if !is_json_body(&headers) {
-        return json_error(
+    let admitted = match admit(&state, &headers, &body) {
+        Ok(admitted) => admitted,
+        Err(refusal) => return *refusal,
+    };
+    let peer = peer.map(|Extension(ConnectInfo(p))| p);
+    let served = match serve_in(&state, &admitted, &headers, auth.as_deref(), peer).await {
+        Ok(served) => served,
+        Err(refusal) => return refused(refusal),
+    };
+    let permit = match permit(&state, &admitted, &served) {
+        Ok(permit) => permit,
+        Err(refusal) => return *refusal,
+    };
+    let response = respond(&state, &admitted, &served, &headers, &body, auth, permit).await;
+    share(&state, &served, response).await
+}
+
+/// Admits a POST: a JSON body, an `Accept` that allows the answer, stateless-era headers
+/// that agree with the body, a revision this server speaks.
+fn admit(
+    state: &HttpState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Admitted, Box<Response<Body>>> {
+    if !is_json_body(headers) {
+        return Err(Box::new(json_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "the body must be JSON (Content-Type: application/json)",
-        );
+        )));
     }
-    let stateless = state.options.stateless;
-    if !accepts(&headers, "application/json")
-        || (!stateless && !accepts(&headers, "text/event-stream"))
+    if !accepts(headers, "application/json")
+        || (!state.options.stateless && !accepts(headers, "text/event-stream"))
     {
-        return json_error(
+        return Err(Box::new(json_error(
             StatusCode::NOT_ACCEPTABLE,
             "the Accept header must allow both application/json and text/event-stream",
-        );
+        )));
     }
-    let modern = super::headers::check_modern(&headers, &body, &state.server);
-    if let Some(Err(problem)) = &modern {
-        let error =
-            crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem.clone());
-        return json_response(
-            StatusCode::BAD_REQUEST,
-            crate::protocol::error_frame(request_id(&body).as_ref(), &error),
-        );
-    }
-    let version = match (&modern, header_version(&headers)) {
-        // A stateless-era request names its revision itself; the header only has to agree.
-        (Some(_), _) => ProtocolVersion::LATEST_HANDSHAKE,
-        (None, Ok(v)) => v,
-        (None, Err(refusal)) => return refused(refusal),
+    let stateless_era = match super::headers::check_stateless(headers, body, &state.server) {
+        Some(Err(problem)) => {
+            let error =
+                crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem);
+            return Err(Box::new(json_response(
+                StatusCode::BAD_REQUEST,
+                crate::protocol::error_frame(request_id(body).as_ref(), &error),
+            )));
+        }
+        checked => checked.is_some(),
     };
-    let shape = classify(&body);
-    let mut shared_before = None;
-    let (http_session, session, new_session) = if modern.is_some() {
+    let version = match header_version(headers) {
+        // A stateless-era request names its revision itself; the header only has to agree.
+        _ if stateless_era => ProtocolVersion::LATEST_HANDSHAKE,
+        Ok(version) => version,
+        Err(refusal) => return Err(Box::new(refused(refusal))),
+    };
+    Ok(Admitted {
+        shape: classify(body),
+        stateless_era,
+        version,
+    })
+}
+
+/// Finds the session a POST is served in, or opens one for an `initialize`.
+async fn serve_in(
+    state: &HttpState,
+    admitted: &Admitted,
+    headers: &HeaderMap,
+    caller: Option<&AuthInfo>,
+    peer: Option<std::net::SocketAddr>,
+) -> Result<Served, Refusal> {
+    let initialize = matches!(
+        admitted.shape,
+        Body_::Request {
+            initialize: true,
+            ..
+        }
+    );
+    let alone = |session: Arc<Session>| Served {
+        http: None,
+        session,
+        new: false,
+        before: None,
+    };
+    if admitted.stateless_era {
         // No session: the request carries everything in its `_meta`.
-        (None, Arc::new(Session::new(Outbound::new().0)), false)
-    } else if stateless {
+        return Ok(alone(Arc::new(Session::new(Outbound::new().0))));
+    }
+    if state.options.stateless {
         // An `initialize` negotiates like any other (clients send one first, stateless
         // server or not); every other request stands alone at the header's revision.
-        let session = match shape {
-            Body_::Request {
-                initialize: true, ..
-            } => Arc::new(Session::new(Outbound::new().0)),
-            _ => stateless_session(version),
-        };
-        (None, session, false)
-    } else if let Body_::Request {
-        initialize: true, ..
-    } = shape
-        && headers.get(SESSION_HEADER).is_none()
-    {
-        let client = Client::of(auth.as_deref(), peer.map(|Extension(ConnectInfo(p))| p));
-        match state
-            .sessions
-            .open(&state.server, &state.options.event_store, client)
-        {
-            Ok(s) => {
-                let session = Arc::clone(&s.session);
-                (Some(s), session, true)
-            }
-            Err(no_room) => return refused(no_room_refusal(no_room)),
-        }
-    } else {
-        match session_of(&state, &headers, auth.as_deref()).await {
-            Ok((s, record)) => {
-                shared_before = record;
-                let session = Arc::clone(&s.session);
-                (Some(s), session, false)
-            }
-            Err(refusal) => return refused(refusal),
-        }
-    };
-    // Only requests count: a notification or a response (the client's answer to a server
-    // request, or a cancellation) is handled at once, and refusing it could leave the very
-    // requests that hold the slots waiting forever.
-    let counted = matches!(shape, Body_::Request { .. } | Body_::Batch);
-    let listen = matches!(shape, Body_::Request { listen: true, .. });
-    let permit = match &http_session {
-        Some(s) if counted => {
-            let Ok(permit) = Arc::clone(&s.in_flight).try_acquire_owned() else {
-                return json_error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "too many requests in flight for this session",
-                );
-            };
-            let Some(call) = state.sessions.begin_call(&s.client) else {
-                return json_error(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "too many requests in flight for this client, over all its sessions",
-                );
-            };
-            Some((permit, Some(call)))
-        }
-        None if counted => match Arc::clone(if listen {
-            &state.listeners
+        return Ok(alone(if initialize {
+            Arc::new(Session::new(Outbound::new().0))
         } else {
-            &state.sessionless_in_flight
-        })
-        .try_acquire_owned()
-        {
-            Ok(permit) => Some((permit, None)),
-            Err(_) => {
-                let mut busy = json_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "too many requests in flight: retry in a moment",
-                );
-                busy.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                return busy;
-            }
-        },
-        _ => None,
-    };
+            stateless_session(admitted.version)
+        }));
+    }
+    if initialize && headers.get(SESSION_HEADER).is_none() {
+        let http = state
+            .sessions
+            .open(Client::of(caller, peer))
+            .map_err(no_room_refusal)?;
+        return Ok(Served {
+            session: Arc::clone(&http.session),
+            http: Some(http),
+            new: true,
+            before: None,
+        });
+    }
+    let (http, before) = session_of(state, headers, caller).await?;
+    Ok(Served {
+        session: Arc::clone(&http.session),
+        http: Some(http),
+        new: false,
+        before,
+    })
+}
 
+/// Takes the slots a request holds while it is served: its session's and its client's, or
+/// one of the endpoint's for requests without a session (listeners apart). Only requests
+/// count: a notification or a response (the client's answer to a server request, or a
+/// cancellation) is handled at once, and refusing it could leave the very requests that
+/// hold the slots waiting forever.
+fn permit(
+    state: &HttpState,
+    admitted: &Admitted,
+    served: &Served,
+) -> Result<Option<Permit>, Box<Response<Body>>> {
+    if !matches!(admitted.shape, Body_::Request { .. } | Body_::Batch) {
+        return Ok(None);
+    }
+    if let Some(s) = &served.http {
+        let Ok(permit) = Arc::clone(&s.in_flight).try_acquire_owned() else {
+            return Err(Box::new(json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests in flight for this session",
+            )));
+        };
+        let Some(call) = state.sessions.begin_call(&s.client) else {
+            return Err(Box::new(json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests in flight for this client, over all its sessions",
+            )));
+        };
+        return Ok(Some((permit, Some(call))));
+    }
+    let slots = match admitted.shape {
+        Body_::Request { listen: true, .. } => &state.listeners,
+        _ => &state.sessionless_in_flight,
+    };
+    match Arc::clone(slots).try_acquire_owned() {
+        Ok(permit) => Ok(Some((permit, None))),
+        Err(_) => {
+            let mut busy = json_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many requests in flight: retry in a moment",
+            );
+            busy.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            Err(Box::new(busy))
+        }
+    }
+}
+
+/// Routes the request and answers: JSON when the handler's response is all it sends, an
+/// SSE stream when it sends anything first.
+#[allow(clippy::too_many_arguments)]
+async fn respond(
+    state: &Arc<HttpState>,
+    admitted: &Admitted,
+    served: &Served,
+    headers: &HeaderMap,
+    body: &[u8],
+    auth: Option<Arc<AuthInfo>>,
+    permit: Option<Permit>,
+) -> Response<Body> {
     let (out, mut frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
     // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
     // stream goes on until the call it answers has finished.
@@ -396,28 +419,30 @@ pub(super) async fn post(
             close: close.clone(),
             retry: Arc::clone(&close_retry),
         })),
-        stateless_only: modern.is_some(),
+        stateless_only: admitted.stateless_era,
     };
-    let routed = state.server.route(&session, &body, &channel);
+    let session = &served.session;
+    let routed = state.server.route(session, body, &channel);
     drop(channel);
     // In the stateless era the response is the request's only channel: when the client
     // closes it before the response, the request is cancelled (2026-07-28, Cancellation).
     // A handshake-era client cancels explicitly; its disconnect is not a cancellation.
-    let mut abandon = CancelOnDrop(modern.is_some().then(|| Arc::clone(&session)));
+    let mut abandon = CancelOnDrop(admitted.stateless_era.then(|| Arc::clone(session)));
 
     // A stateless-era error says its kind in the status too: a method this server lacks is a
     // missing resource (404); metadata, headers or capabilities it cannot accept are a bad
     // request (400). A handler's error response is judged the same way.
     let answer = |frame: Vec<u8>| {
         state.server.trace_out(&frame);
-        let status = modern
-            .as_ref()
-            .and_then(|_| modern_error_status(&frame))
+        let status = admitted
+            .stateless_era
+            .then(|| stateless_error_status(&frame))
+            .flatten()
             .unwrap_or(StatusCode::OK);
         json_response(status, frame)
     };
-    let mut response = match routed {
-        Routed::Reply(Some(frame)) => match shape {
+    match routed {
+        Routed::Reply(Some(frame)) => match admitted.shape {
             // Not JSON-RPC, or a notification or response that was refused: the transport
             // answers such a body with an error status, never 200.
             Body_::Malformed | Body_::NoResponse => {
@@ -467,7 +492,7 @@ pub(super) async fn post(
             if let First::Finished(_) = first {
                 abandon.disarm();
             }
-            match (first, &http_session) {
+            match (first, &served.http) {
                 (First::Finished(Ok(Some(frame))), _) => answer(frame),
                 (First::Finished(Ok(None)), _) => accepted(),
                 (First::Finished(Err(_)), _) => {
@@ -475,9 +500,9 @@ pub(super) async fn post(
                 }
                 (First::Message(first), Some(http_session)) => {
                     stream_response(
-                        &state,
+                        state,
                         http_session,
-                        &session,
+                        session,
                         first,
                         frames,
                         done,
@@ -489,9 +514,9 @@ pub(super) async fn post(
                 // A stateless-era request: its notifications (progress, logs) and its
                 // response travel on an SSE stream of its own, which no event store keeps.
                 (First::Message(first), None)
-                    if modern.is_some() && accepts(&headers, "text/event-stream") =>
+                    if admitted.stateless_era && accepts(headers, "text/event-stream") =>
                 {
-                    request_stream_response(&state, first, frames, done, abandon)
+                    request_stream_response(state, first, frames, done, abandon)
                 }
                 // Stateless: no stream carries anything but the response.
                 (First::Message(_), None) => {
@@ -504,33 +529,28 @@ pub(super) async fn post(
                 }
             }
         }
+    }
+}
+
+/// After the response: a session whose `initialize` failed is dropped at once; a new one is
+/// shared (and named in `Mcp-Session-Id`); what a request changed in a shared one is
+/// written back.
+async fn share(state: &HttpState, served: &Served, mut response: Response<Body>) -> Response<Body> {
+    let Some(s) = &served.http else {
+        return response;
     };
-    if let Some(s) = &http_session
-        && new_session
-        && s.session.negotiated().is_none()
-    {
-        // `initialize` failed: the session it opened is dropped at once.
+    if !served.new {
+        state.sessions.share_changes(s, served.before.clone()).await;
+        return response;
+    }
+    if s.session.negotiated().is_none() {
         state.sessions.remove(&s.id);
         return response;
     }
-    if let Some(s) = &http_session {
-        if new_session {
-            // Shared before the client learns its id, so any replica knows it.
-            if let Some(store) = &state.options.session_store
-                && let Some(record) = record_of(s)
-                && let Err(e) = store.put(&record, state.options.session_idle_timeout).await
-            {
-                state.sessions.remove(&s.id);
-                return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
-            }
-        } else {
-            share_changes(&state, s, shared_before).await;
-        }
+    if let Err(e) = state.sessions.share_new(s).await {
+        return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
     }
-    if new_session
-        && let Some(s) = &http_session
-        && let Ok(value) = HeaderValue::from_str(&s.id)
-    {
+    if let Ok(value) = HeaderValue::from_str(&s.id) {
         response.headers_mut().insert(SESSION_HEADER, value);
     }
     response
@@ -831,23 +851,13 @@ pub(super) async fn delete(
     let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return json_error(StatusCode::BAD_REQUEST, "unreadable Mcp-Session-Id header");
     };
-    let caller = auth.as_deref().map(Arc::as_ref);
-    let unknown = || json_error(StatusCode::NOT_FOUND, "unknown or expired session");
-    let Some(store) = &state.options.session_store else {
-        return match state.sessions.remove_for(id, caller) {
-            true => Response::new(Body::empty()),
-            false => unknown(),
-        };
-    };
-    // Shared: only its owner ends a session, wherever it was opened.
-    match store.get(id, state.options.session_idle_timeout).await {
-        Ok(Some(record)) if owner_client(&record).admits(caller) => {}
-        Ok(_) => return unknown(),
-        Err(e) => return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    }
-    state.sessions.remove(id);
-    match store.remove(id).await {
-        Ok(_) => Response::new(Body::empty()),
+    match state
+        .sessions
+        .end(id, auth.as_deref().map(Arc::as_ref))
+        .await
+    {
+        Ok(true) => Response::new(Body::empty()),
+        Ok(false) => json_error(StatusCode::NOT_FOUND, "unknown or expired session"),
         Err(e) => json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }
 }

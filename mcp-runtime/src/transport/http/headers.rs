@@ -67,7 +67,7 @@ impl NamedParams<'_> {
 
 /// Whether a POST belongs to the stateless era — its `_meta` or its `MCP-Protocol-Version`
 /// names a stateless revision — and if so, whether its headers agree with its body.
-pub(super) fn check_modern(
+pub(super) fn check_stateless(
     headers: &HeaderMap,
     body: &[u8],
     server: &Server,

@@ -194,14 +194,7 @@ impl Server {
     }
 
     fn http_state(&self, options: HttpOptions) -> Arc<HttpState> {
-        let sessions = SessionTable::new(
-            options.session_idle_timeout,
-            options.max_sessions,
-            options.max_sessions_per_client,
-            options.max_in_flight_per_session,
-            options.max_in_flight_per_client,
-            options.session_store.is_some(),
-        );
+        let sessions = SessionTable::new(&options, self.clone());
         let sessionless_in_flight = Arc::new(tokio::sync::Semaphore::new(
             options.max_in_flight_sessionless.max(1),
         ));

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 use super::events::EventStore;
+use super::options::HttpOptions;
 use crate::auth::AuthInfo;
-use crate::cluster::SessionRecord;
+use crate::cluster::{SessionRecord, SessionStore, StoreError};
 use crate::protocol::ProtocolVersion;
 use crate::server::Server;
 use crate::server::cluster::apply_record;
@@ -179,7 +180,8 @@ impl Drop for ClientCall {
     }
 }
 
-/// Every live session.
+/// Every live session of this process, and — when replicas share sessions — the way to the
+/// shared records.
 pub(crate) struct SessionTable {
     sessions: Mutex<Sessions>,
     calls: CallCounts,
@@ -189,30 +191,37 @@ pub(crate) struct SessionTable {
     pub max_sessions: usize,
     pub max_per_client: usize,
     pub max_in_flight: usize,
-    /// Whether sessions are shared with other replicas (their streams then outlive the
-    /// local copy).
-    shared: bool,
+    server: Server,
+    events: Arc<dyn EventStore>,
+    /// Where sessions are shared with other replicas (their streams then outlive the local
+    /// copy of a session).
+    shared: Option<Arc<dyn SessionStore>>,
+}
+
+/// Why a request's session could not be found.
+pub(crate) enum Lookup {
+    /// No such session, or not one this caller may use: 404.
+    Unknown,
+    /// The shared store cannot be reached: 503.
+    Unreachable(StoreError),
+    /// The session lives on another replica, and there is no room for a copy here.
+    NoRoom(NoRoom),
 }
 
 impl SessionTable {
-    pub(crate) fn new(
-        idle_timeout: Duration,
-        max_sessions: usize,
-        max_per_client: usize,
-        max_in_flight: usize,
-        max_calls_per_client: usize,
-        shared: bool,
-    ) -> Self {
+    pub(crate) fn new(options: &HttpOptions, server: Server) -> Self {
         SessionTable {
             sessions: Mutex::new(Sessions::default()),
             calls: CallCounts::default(),
-            max_calls_per_client: max_calls_per_client.max(1),
+            max_calls_per_client: options.max_in_flight_per_client.max(1),
             epoch: Instant::now(),
-            idle_timeout,
-            max_sessions: max_sessions.max(1),
-            max_per_client: max_per_client.max(1),
-            max_in_flight: max_in_flight.max(1),
-            shared,
+            idle_timeout: options.session_idle_timeout,
+            max_sessions: options.max_sessions.max(1),
+            max_per_client: options.max_sessions_per_client.max(1),
+            max_in_flight: options.max_in_flight_per_session.max(1),
+            server,
+            events: Arc::clone(&options.event_store),
+            shared: options.session_store.clone(),
         }
     }
 
@@ -239,35 +248,21 @@ impl SessionTable {
     /// Opens a session: a fresh random id, and a task that carries the session's own
     /// notifications into its standalone stream. This process delivers the session's
     /// notifications (list changes, resource updates), also when other replicas serve it.
-    pub(crate) fn open(
-        &self,
-        server: &Server,
-        store: &Arc<dyn EventStore>,
-        client: Client,
-    ) -> Result<Arc<HttpSession>, NoRoom> {
+    pub(crate) fn open(&self, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
         let id = new_session_id().ok_or(NoRoom::NoId)?;
-        let http = self.insert(id, server, store, client)?;
-        server.register_session(&http.session);
+        let http = self.insert(id, client)?;
+        self.server.register_session(&http.session);
         Ok(http)
     }
 
     /// A local copy of a session another replica opened, from its shared record. Its
     /// notifications are delivered by the replica that opened it, not from here.
-    pub(crate) fn adopt(
-        &self,
-        record: &SessionRecord,
-        server: &Server,
-        store: &Arc<dyn EventStore>,
-    ) -> Result<Arc<HttpSession>, NoRoom> {
+    fn adopt(&self, record: &SessionRecord) -> Result<Arc<HttpSession>, NoRoom> {
         let version = record
             .protocol_version
             .parse::<ProtocolVersion>()
             .map_err(|_| NoRoom::NoId)?;
-        let client = match &record.owner {
-            Some(subject) => Client::Subject(subject.clone()),
-            None => Client::Unknown,
-        };
-        let http = self.insert(record.id.clone(), server, store, client)?;
+        let http = self.insert(record.id.clone(), owner_client(record))?;
         http.session.initialize(Negotiated {
             version,
             client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
@@ -277,13 +272,8 @@ impl SessionTable {
         Ok(http)
     }
 
-    fn insert(
-        &self,
-        id: String,
-        server: &Server,
-        store: &Arc<dyn EventStore>,
-        client: Client,
-    ) -> Result<Arc<HttpSession>, NoRoom> {
+    fn insert(&self, id: String, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
+        let server = &self.server;
         // Room is made and the session counted under one lock, so concurrent opens cannot
         // overshoot a quota.
         let mut map = self.map();
@@ -303,9 +293,9 @@ impl SessionTable {
         });
         http.touch(self.epoch);
         let stream = http.standalone.clone();
-        let store = Arc::clone(store);
+        let store = Arc::clone(&self.events);
         let server = server.clone();
-        let ended = (!self.shared).then(|| id.clone());
+        let ended = self.shared.is_none().then(|| id.clone());
         tokio::spawn(async move {
             store.open(&stream).await;
             while let Some(frame) = frames.recv().await {
@@ -366,6 +356,92 @@ impl SessionTable {
             tracing::debug!(session = %evicted.id, client = ?evicted.client, "session ended to make room");
             close(&evicted);
         }
+    }
+
+    /// The session a request names, for `caller`, and — when sessions are shared with
+    /// other replicas — its shared record as it was before the request, to tell what the
+    /// request changed. The shared store says whether the session lives (another replica may
+    /// have ended it) and what it is now (another may have changed it).
+    pub(crate) async fn find(
+        &self,
+        id: &str,
+        caller: Option<&AuthInfo>,
+    ) -> Result<(Arc<HttpSession>, Option<SessionRecord>), Lookup> {
+        let Some(store) = &self.shared else {
+            return self
+                .get(id, caller)
+                .map(|s| (s, None))
+                .ok_or(Lookup::Unknown);
+        };
+        let record = match store.get(id, self.idle_timeout).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                self.forget(id);
+                return Err(Lookup::Unknown);
+            }
+            Err(e) => return Err(Lookup::Unreachable(e)),
+        };
+        if !owner_client(&record).admits(caller) {
+            return Err(Lookup::Unknown);
+        }
+        let session = match self.get(id, caller) {
+            Some(local) => {
+                apply_record(&local.session, &record);
+                local
+            }
+            None => self.adopt(&record).map_err(Lookup::NoRoom)?,
+        };
+        Ok((session, Some(record)))
+    }
+
+    /// Shares a session that was just opened, before its client learns its id, so that any
+    /// replica knows it; when it cannot be shared, it is ended.
+    pub(crate) async fn share_new(&self, session: &HttpSession) -> Result<(), StoreError> {
+        let (Some(store), Some(record)) = (&self.shared, shared_record(session)) else {
+            return Ok(());
+        };
+        let shared = store.put(&record, self.idle_timeout).await;
+        if shared.is_err() {
+            self.remove(&session.id);
+        }
+        shared
+    }
+
+    /// Writes a shared session's record back when a request changed it (its log level, its
+    /// subscriptions), and tells the other replicas.
+    pub(crate) async fn share_changes(&self, session: &HttpSession, before: Option<SessionRecord>) {
+        let (Some(store), Some(after)) = (&self.shared, shared_record(session)) else {
+            return;
+        };
+        if before.as_ref() == Some(&after) {
+            return;
+        }
+        match store.put(&after, self.idle_timeout).await {
+            Ok(()) => self
+                .server
+                .publish(crate::cluster::ClusterEvent::SessionChanged { record: after }),
+            Err(e) => tracing::warn!(%e, session = %session.id, "cannot share a session's state"),
+        }
+    }
+
+    /// Ends a session for `caller` (a DELETE), here and, when shared, on every replica:
+    /// false when there was none it may end.
+    pub(crate) async fn end(
+        &self,
+        id: &str,
+        caller: Option<&AuthInfo>,
+    ) -> Result<bool, StoreError> {
+        let Some(store) = &self.shared else {
+            return Ok(self.remove_for(id, caller));
+        };
+        // Shared: only its owner ends a session, wherever it was opened.
+        match store.get(id, self.idle_timeout).await? {
+            Some(record) if owner_client(&record).admits(caller) => {}
+            _ => return Ok(false),
+        }
+        self.remove(id);
+        store.remove(id).await?;
+        Ok(true)
     }
 
     /// The session with this id, when `caller` may use it (see [`Client::admits`]).
@@ -487,4 +563,19 @@ impl LegacySessions {
             legacy.out.close();
         }
     }
+}
+
+/// The client a shared record binds its session to.
+fn owner_client(record: &SessionRecord) -> Client {
+    match &record.owner {
+        Some(subject) => Client::Subject(subject.clone()),
+        None => Client::Unknown,
+    }
+}
+
+/// A session's shared record, with the subject it is bound to.
+fn shared_record(session: &HttpSession) -> Option<SessionRecord> {
+    let mut record = crate::server::cluster::record_of(&session.id, &session.session)?;
+    record.owner = session.client.owner().map(str::to_owned);
+    Some(record)
 }
