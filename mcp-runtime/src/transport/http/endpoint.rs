@@ -607,11 +607,7 @@ fn request_stream_response(
     let every = state.options.sse_keep_alive;
     let event = move |frame: Vec<u8>| {
         server.trace_out(&frame);
-        let mut event = Vec::with_capacity(frame.len() + 16);
-        event.extend_from_slice(b"data: ");
-        event.extend_from_slice(&frame);
-        event.extend_from_slice(b"\n\n");
-        Bytes::from(event)
+        super::sse::event(None, None, &frame)
     };
     state.tasks.spawn(async move {
         // Returning early drops `abandon` armed, which cancels the request.
@@ -645,7 +641,7 @@ fn request_stream_response(
                 }
                 () = tx.closed() => return,
                 _ = keep_alive.tick() => {
-                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() {
+                    if tx.send(super::sse::KEEP_ALIVE).await.is_err() {
                         return;
                     }
                 }

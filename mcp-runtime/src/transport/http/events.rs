@@ -15,6 +15,7 @@ use axum::http::{HeaderValue, Response, StatusCode, header};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::sse;
 use crate::protocol::Frame;
 
 /// What one read of a stream found.
@@ -515,12 +516,8 @@ pub(crate) fn sse_response(
     tokio::spawn(async move {
         let _on_end = OnEnd(options.on_end);
         if let Some(retry) = options.priming_retry {
-            let priming = format!(
-                "id: {}\nretry: {}\ndata: \n\n",
-                event_id(&stream, after),
-                retry.as_millis()
-            );
-            if tx.send(Bytes::from(priming)).await.is_err() {
+            let priming = sse::priming(&event_id(&stream, after), retry.as_millis());
+            if tx.send(priming).await.is_err() {
                 return;
             }
         }
@@ -533,7 +530,7 @@ pub(crate) fn sse_response(
                 () = options.close.cancelled() => {
                     let retry = *options.close_retry.lock().unwrap_or_else(|p| p.into_inner());
                     if let Some(retry) = retry {
-                        let _ = tx.send(Bytes::from(format!("retry: {}\n\n", retry.as_millis()))).await;
+                        let _ = tx.send(sse::retry(retry.as_millis())).await;
                     }
                     return;
                 }
@@ -541,20 +538,15 @@ pub(crate) fn sse_response(
                 read = store.read_after(&stream, cursor) => read,
                 () = fired(options.finish.as_ref()) => return,
                 _ = keep_alive.tick() => {
-                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() {
+                    if tx.send(sse::KEEP_ALIVE).await.is_err() {
                         return;
                     }
                     continue;
                 }
             };
             for (seq, frame) in read.events {
-                let mut event = Vec::with_capacity(frame.len() + stream.len() + 32);
-                event.extend_from_slice(b"id: ");
-                event.extend_from_slice(event_id(&stream, seq).as_bytes());
-                event.extend_from_slice(b"\ndata: ");
-                event.extend_from_slice(&frame);
-                event.extend_from_slice(b"\n\n");
-                if tx.send(Bytes::from(event)).await.is_err() {
+                let event = sse::event(Some(&event_id(&stream, seq)), None, &frame);
+                if tx.send(event).await.is_err() {
                     return;
                 }
                 cursor = seq;

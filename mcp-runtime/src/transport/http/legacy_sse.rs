@@ -96,7 +96,11 @@ async fn open(
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     // Relative to the stream's own URL, so it stays right under any prefix a proxy or an
     // enclosing router adds.
-    let endpoint = format!("event: endpoint\ndata: messages?sessionId={id}\n\n");
+    let endpoint = super::sse::event(
+        None,
+        Some("endpoint"),
+        format!("messages?sessionId={id}").as_bytes(),
+    );
     let guard = Unregister {
         state: Arc::clone(&state),
         id,
@@ -105,7 +109,7 @@ async fn open(
     let every = state.options.sse_keep_alive;
     tokio::spawn(async move {
         let _guard = guard;
-        if tx.send(Bytes::from(endpoint)).await.is_err() {
+        if tx.send(endpoint).await.is_err() {
             return;
         }
         let mut keep_alive = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -115,7 +119,7 @@ async fn open(
                 () = tx.closed() => return,
                 () = shutdown.cancelled() => return,
                 _ = keep_alive.tick() => {
-                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() {
+                    if tx.send(super::sse::KEEP_ALIVE).await.is_err() {
                         return;
                     }
                     continue;
@@ -123,10 +127,8 @@ async fn open(
             };
             match frame {
                 Some(frame) if !frame.is_empty() => {
-                    let mut event = b"event: message\ndata: ".to_vec();
-                    event.extend_from_slice(&frame);
-                    event.extend_from_slice(b"\n\n");
-                    if tx.send(Bytes::from(event)).await.is_err() {
+                    let event = super::sse::event(None, Some("message"), &frame);
+                    if tx.send(event).await.is_err() {
                         return;
                     }
                 }

@@ -27,6 +27,7 @@ mod options;
 mod security;
 mod serve;
 mod session_table;
+mod sse;
 mod state;
 
 use std::net::SocketAddr;
