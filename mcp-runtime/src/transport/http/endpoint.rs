@@ -782,6 +782,8 @@ pub(super) async fn get(
         },
         None => {
             let stream = http_session.standalone.clone();
+            // Known before it is read, whether or not the task that fills it has run yet.
+            store.open(&stream).await;
             let last = store.last(&stream).await;
             // What the stream held is skipped: a list change announced there was never
             // heard, so the next one must be announced again.
