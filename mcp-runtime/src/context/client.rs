@@ -1,5 +1,6 @@
 //! Requests from a handler to the client: the one path sampling, elicitation, roots and ping
-//! share — capability check, id, timeout, cancellation when abandoned.
+//! share — capability check, id, timeout, cancellation when abandoned. (Why one gets no
+//! answer, [`ClientError`], is the session layer's.)
 
 use std::time::Duration;
 

@@ -1,4 +1,7 @@
-//! The server: its builder, its catalogue, and the dispatch of messages.
+//! The server: the [`Server`] value (its settings, its catalogue, its live sessions and
+//! listeners) and what others ask of it. How it is built is `builder.rs`; what it declares
+//! to clients, `lifecycle.rs`; the dispatch of one message, `dispatch.rs`, with one file per
+//! area of methods beside it.
 
 mod builder;
 mod changes;

@@ -1,4 +1,5 @@
-//! Transports: they frame bytes and carry per-connection state; the dispatch is the server's.
+//! Transports: they frame bytes and carry per-connection state, and drive the server, which
+//! knows none of them.
 
 pub(crate) mod connection;
 #[cfg(feature = "http")]

@@ -1,6 +1,7 @@
 //! The endpoint's three methods. POST carries one message (or a 2025-03-26 batch) and is
-//! answered with JSON, or with an SSE stream when the handler sends anything before its
-//! response; GET opens the session's own stream; DELETE ends the session.
+//! served in named stages — admit, find its session, take its slots, respond (JSON, or an
+//! SSE stream when the handler sends anything before its response), share what it changed;
+//! GET opens the session's own stream, or resumes one; DELETE ends the session.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,8 @@
 //! The HTTP session table: `Mcp-Session-Id`s issued at `initialize`, looked up on every
-//! request, ended by `DELETE`, expired when idle, bounded in number in total and per client,
-//! and bound to the caller that opened them.
+//! request (on this replica, or in the shared store that other replicas write to), ended by
+//! `DELETE`, expired when idle, bounded in number in total and per client, and bound to the
+//! caller that opened them; the requests each client has in flight; and the sessions of the
+//! legacy HTTP+SSE transport.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
