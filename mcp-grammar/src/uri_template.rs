@@ -19,7 +19,9 @@
 //!   between them.
 //! - A variable appears once.
 //!
-//! [`parse`] reads a template and finds every problem, in the order of the text.
+//! [`parse`] reads a template and finds every problem, in the order of the text; within one
+//! expression: its operator, each name, the list, and then whether it may follow what it
+//! follows.
 
 use std::ops::Range;
 
@@ -101,8 +103,8 @@ pub struct Variable<'a> {
 pub struct Problem<'a> {
     /// What is wrong.
     pub kind: ProblemKind<'a>,
-    /// The bytes of the template it is about: the expression (braces included), or the brace
-    /// that has no match.
+    /// The bytes of the template it is about: the expression (braces included), the brace
+    /// that has no match, or what follows a query expression.
     pub range: Range<usize>,
 }
 
@@ -117,8 +119,13 @@ pub enum ProblemKind<'a> {
     EmptyExpression,
     /// An operator of RFC 6570 that is not supported (see [`Operator::Unsupported`]).
     UnsupportedOperator(char),
-    /// A query expression with more text after it.
-    QueryNotLast,
+    /// Text after a query expression. The problem's range is what follows it: the next
+    /// expression, or else the literal text up to where the template ends or stops being
+    /// read.
+    QueryNotLast {
+        /// The query expression, braces included.
+        query: Range<usize>,
+    },
     /// A `{var}` or `{+var}` directly after another.
     AdjacentVariables,
     /// A `{var}` or `{+var}` listing several names, which only a query expression may.
@@ -184,25 +191,34 @@ pub fn parse(text: &str) -> Template<'_> {
     let mut rest = 0;
     // Where the last `{var}` or `{+var}` ended, to find one that follows it directly.
     let mut previous_path_end = None;
+    // A query expression read last, which nothing may follow.
+    let mut query = None;
     loop {
         let Some(open) = text[rest..].find(['{', '}']).map(|i| rest + i) else {
             template.literal(text, rest..text.len());
+            template.after_query(&mut query, rest..text.len());
             return template;
         };
         template.literal(text, rest..open);
         if text.as_bytes()[open] == b'}' {
             template.problem(ProblemKind::UnmatchedClose, open..open + 1);
+            template.after_query(&mut query, rest..open + 1);
             return template;
         }
         let Some(close) = text[open..].find('}').map(|i| open + i) else {
             template.problem(ProblemKind::Unclosed, open..text.len());
+            template.after_query(&mut query, rest..text.len());
             return template;
         };
         let range = open..close + 1;
         rest = close + 1;
+        template.after_query(&mut query, range.clone());
         let (operator, list) = Operator::split(&text[open + 1..close]);
         let names: Vec<&str> = list.split(',').collect();
-        template.expression(&range, operator, &names, &mut previous_path_end, text.len());
+        template.expression(&range, operator, &names, &mut previous_path_end);
+        if operator == Operator::Query {
+            query = Some(range.clone());
+        }
         template.pieces.push(Piece::Expression(Expression {
             operator,
             names,
@@ -225,6 +241,16 @@ impl<'a> Template<'a> {
         self.problems.push(Problem { kind, range });
     }
 
+    /// Reports the query expression read last, if there is one, as followed by `range`,
+    /// unless that is empty.
+    fn after_query(&mut self, query: &mut Option<Range<usize>>, range: Range<usize>) {
+        if !range.is_empty()
+            && let Some(query) = query.take()
+        {
+            self.problem(ProblemKind::QueryNotLast { query }, range);
+        }
+    }
+
     /// Checks one expression against the rules, and records its variables.
     fn expression(
         &mut self,
@@ -232,7 +258,6 @@ impl<'a> Template<'a> {
         operator: Operator,
         names: &[&'a str],
         previous_path_end: &mut Option<usize>,
-        len: usize,
     ) {
         if range.len() == 2 {
             self.problem(ProblemKind::EmptyExpression, range.clone());
@@ -241,18 +266,6 @@ impl<'a> Template<'a> {
         if let Operator::Unsupported(c) = operator {
             self.problem(ProblemKind::UnsupportedOperator(c), range.clone());
             return;
-        }
-        if operator == Operator::Query && range.end != len {
-            self.problem(ProblemKind::QueryNotLast, range.clone());
-        }
-        if operator.is_path() {
-            if *previous_path_end == Some(range.start) {
-                self.problem(ProblemKind::AdjacentVariables, range.clone());
-            }
-            *previous_path_end = Some(range.end);
-        }
-        if names.len() > 1 && operator != Operator::Query {
-            self.problem(ProblemKind::SeveralNamesOutsideQuery, range.clone());
         }
         for &name in names {
             let kind = if name.is_empty() {
@@ -271,9 +284,17 @@ impl<'a> Template<'a> {
             };
             self.problem(kind, range.clone());
         }
+        if names.len() > 1 && operator != Operator::Query {
+            self.problem(ProblemKind::SeveralNamesOutsideQuery, range.clone());
+        }
+        if operator.is_path() {
+            if *previous_path_end == Some(range.start) {
+                self.problem(ProblemKind::AdjacentVariables, range.clone());
+            }
+            *previous_path_end = Some(range.end);
+        }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,22 +400,46 @@ mod tests {
         assert_eq!(
             kinds("{a,}"),
             [
-                ProblemKind::SeveralNamesOutsideQuery,
-                ProblemKind::MissingName
+                ProblemKind::MissingName,
+                ProblemKind::SeveralNamesOutsideQuery
             ]
         );
-        assert_eq!(
-            kinds("{+a,b}"),
-            [ProblemKind::SeveralNamesOutsideQuery]
-        );
+        assert_eq!(kinds("{+a,b}"), [ProblemKind::SeveralNamesOutsideQuery]);
     }
 
     #[test]
     fn a_query_ends_the_template() {
-        assert_eq!(kinds("{?q}/x"), [ProblemKind::QueryNotLast]);
-        assert_eq!(kinds("{?q}x{y}"), [ProblemKind::QueryNotLast]);
-        assert_eq!(kinds("{?a}{?b}"), [ProblemKind::QueryNotLast]);
-        assert!(parse("{a}{?q}").is_well_formed(), "a query may follow a variable");
+        fn after_query(text: &str) -> Vec<Problem<'_>> {
+            parse(text).problems
+        }
+        let not_last = |query: Range<usize>, range: Range<usize>| Problem {
+            kind: ProblemKind::QueryNotLast { query },
+            range,
+        };
+        assert_eq!(after_query("{?q}/x"), [not_last(0..4, 4..6)]);
+        // What follows is the next expression, when there is one.
+        assert_eq!(after_query("{?q}x{y}"), [not_last(0..4, 5..8)]);
+        assert_eq!(after_query("{?a}{?b}"), [not_last(0..4, 4..8)]);
+        // A brace without a match is the first problem; the query still has text after it.
+        assert_eq!(
+            kinds("{?q}/{x"),
+            [
+                ProblemKind::Unclosed,
+                ProblemKind::QueryNotLast { query: 0..4 }
+            ]
+        );
+        // The query's own problems come before what follows it.
+        assert_eq!(
+            kinds("{?a-b}{c}"),
+            [
+                ProblemKind::InvalidName("a-b"),
+                ProblemKind::QueryNotLast { query: 0..6 }
+            ]
+        );
+        assert!(
+            parse("{a}{?q}").is_well_formed(),
+            "a query may follow a variable"
+        );
     }
 
     #[test]
@@ -433,7 +478,10 @@ mod tests {
         // A name refused for its characters is not a variable that can be repeated.
         assert_eq!(
             kinds("{a-b}/{a-b}"),
-            [ProblemKind::InvalidName("a-b"), ProblemKind::InvalidName("a-b")]
+            [
+                ProblemKind::InvalidName("a-b"),
+                ProblemKind::InvalidName("a-b")
+            ]
         );
     }
 
@@ -449,8 +497,8 @@ mod tests {
             found,
             [
                 (ProblemKind::UnsupportedOperator('#'), 13..19),
-                (ProblemKind::SeveralNamesOutsideQuery, 20..27),
                 (ProblemKind::InvalidName("b-c"), 20..27),
+                (ProblemKind::SeveralNamesOutsideQuery, 20..27),
                 (ProblemKind::Unclosed, 28..32),
             ]
         );
