@@ -1,5 +1,5 @@
-//! URI templates as resource templates write them: the part of RFC 6570 that can be matched
-//! back from a URI.
+//! URI templates as resource templates write them: the part of RFC 6570 that the runtime
+//! matches URIs back against.
 //!
 //! ```text
 //! template      = *( literal / expression )
@@ -13,7 +13,7 @@
 //! and, between the expressions:
 //!
 //! - RFC 6570's other operators (`#`, `.`, `/`, `;`, `&`, and the reserved `=`, `,`, `!`,
-//!   `@`, `|`) are refused: their expansions cannot be told apart when matching.
+//!   `@`, `|`) are refused: the runtime does not match them.
 //! - Only a query expression lists several variables, and it ends the template.
 //! - Two `{var}` or `{+var}` expressions are separated by literal text, so a URI can be split
 //!   between them.

@@ -3,10 +3,10 @@
 //! own, and every problem with it is recorded in the [`Ctxt`]; `validate` then checks the
 //! pieces against each other.
 //!
-//! `attr.rs` reads an attribute's keys (with the one parser of the keys every item shares, in
-//! `common.rs`), `values.rs` their values, `signature.rs` the function, `docs.rs` its doc
-//! comments, `uri.rs` a resource's URI template; `tool.rs`, `prompt.rs` and `resource.rs` put
-//! them together for each kind of item.
+//! `common.rs` reads an attribute's keys (the shared ones with one parser for every kind of
+//! item), with `attr.rs` for keys given twice or misspelt and `values.rs` for their values;
+//! `signature.rs` reads the function, `docs.rs` its doc comments, `uri.rs` a resource's URI
+//! template; `tool.rs`, `prompt.rs` and `resource.rs` put them together for each kind of item.
 
 pub(crate) mod attr;
 pub(crate) mod common;
