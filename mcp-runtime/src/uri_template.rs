@@ -88,6 +88,7 @@ impl UriTemplateError {
                 "a query expression `{?…}` must end the template".to_owned(),
                 start,
             ),
+            // The template as a whole.
             ProblemKind::DuplicateName(name) => (format!("variable `{name}` appears twice"), 0),
         };
         UriTemplateError { message, offset }
@@ -120,23 +121,14 @@ impl UriTemplate {
     /// checks too); the error is the template's first problem.
     pub fn parse(text: &str) -> Result<UriTemplate, UriTemplateError> {
         let read = grammar::parse(text);
-        // A malformed piece is reported before a repeated name, which is reported whole.
-        let malformed = read
-            .problems
-            .iter()
-            .find(|p| !matches!(p.kind, ProblemKind::DuplicateName(_)));
-        if let Some(problem) = malformed {
-            return Err(UriTemplateError::from_problem(problem));
-        }
-        let repeated = read.problems.iter().filter_map(|p| match p.kind {
-            ProblemKind::DuplicateName(name) => Some(name),
-            _ => None,
+        // A malformed piece is reported before a repeated name, and of the repeated names the
+        // first in alphabetical order.
+        let first = read.problems.iter().min_by_key(|p| match p.kind {
+            ProblemKind::DuplicateName(name) => (true, name),
+            _ => (false, ""),
         });
-        if let Some(name) = repeated.min() {
-            return Err(UriTemplateError {
-                message: format!("variable `{name}` appears twice"),
-                offset: 0,
-            });
+        if let Some(problem) = first {
+            return Err(UriTemplateError::from_problem(problem));
         }
         let parts = read
             .pieces

@@ -68,6 +68,8 @@ pub(crate) fn template_variables(cx: &Ctxt, uri: &syn::LitStr) -> Option<Vec<Var
                 format!("a variable name is missing in `{}`", written(range))
             }
             ProblemKind::InvalidName(name) => invalid_name(name),
+            // A name no parameter can have is reported as that, wherever it is written.
+            ProblemKind::DuplicateName(name) if !names_a_parameter(name) => invalid_name(name),
             ProblemKind::DuplicateName(name) => {
                 format!("the variable `{name}` appears twice in the URI template")
             }
@@ -77,7 +79,7 @@ pub(crate) fn template_variables(cx: &Ctxt, uri: &syn::LitStr) -> Option<Vec<Var
     let mut well_formed = template.is_well_formed();
     // The grammar's names may start with a digit; a parameter's may not.
     for variable in &template.variables {
-        if variable.name.starts_with(|c: char| c.is_ascii_digit()) {
+        if !names_a_parameter(variable.name) {
             cx.error_at(
                 span_inside(uri, &variable.range),
                 invalid_name(variable.name),
@@ -91,6 +93,12 @@ pub(crate) fn template_variables(cx: &Ctxt, uri: &syn::LitStr) -> Option<Vec<Var
         range: v.range.clone(),
     });
     well_formed.then(|| variables.collect())
+}
+
+/// Whether a variable name the grammar accepts can also name a parameter: not when it starts
+/// with a digit.
+fn names_a_parameter(name: &str) -> bool {
+    !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// A variable names a parameter: ASCII letters, digits and `_`, not starting with a digit.
@@ -136,6 +144,54 @@ mod tests {
         assert!(problem.contains("`{table_name}`"), "{problem}");
         let problem = invalid_name("2nd");
         assert!(problem.contains("`{_2nd}`"), "{problem}");
+    }
+
+    fn problems(template: &str) -> Vec<String> {
+        let cx = Ctxt::new();
+        let lit = syn::LitStr::new(template, Span::call_site());
+        let variables = template_variables(&cx, &lit);
+        match cx.check() {
+            Ok(()) => {
+                assert!(variables.is_some());
+                Vec::new()
+            }
+            Err(errors) => {
+                assert!(
+                    variables.is_none(),
+                    "a template with problems binds nothing"
+                );
+                errors.into_iter().map(|e| e.to_string()).collect()
+            }
+        }
+    }
+
+    #[test]
+    fn every_problem_of_a_template_is_reported() {
+        assert_eq!(
+            problems("db://{schema}/{table}{?limit}"),
+            Vec::<String>::new()
+        );
+        let found = problems("db://{a}{b}/{#c}/{d");
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert!(found[0].starts_with("`{b}` follows another variable directly"));
+        assert!(found[1].starts_with("the URI template operator `#` in `{#c}`"));
+        assert!(found[2].starts_with("`{` without a matching `}`"));
+    }
+
+    #[test]
+    fn a_name_that_cannot_name_a_parameter_is_reported_as_that_wherever_it_is() {
+        let found = problems("log://{2fa}/{2fa}");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found.iter().all(|p| p.starts_with("`2fa` is not a valid")),
+            "{found:?}"
+        );
+        // Not an operator of RFC 6570: the start of a name that is not valid.
+        assert_eq!(
+            problems("log://{-x}"),
+            [invalid_name("-x")],
+            "the runtime reads it the same way"
+        );
     }
 
     #[test]
