@@ -6,7 +6,8 @@
 //! checks the pieces against each other, both recording every error with its span in one
 //! [`ctxt::Ctxt`]; then `expand` writes the model's code, or, when there were errors,
 //! `expand::fallback` writes the function with its hidden struct and the errors, so nothing
-//! after them fails in turn. Only `expand` writes code, with the paths of `paths.rs`.
+//! after them fails in turn. `#[mcp_runtime::main]` without options is checked and expanded
+//! the same way. Only `expand` writes code, with the paths of `paths.rs`.
 
 mod ctxt;
 mod expand;
@@ -68,14 +69,27 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[mcp_runtime::main(flavor = "multi_thread", worker_threads = 4)]`.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::main::expand("main", args.into(), item.into()).into()
+    if !args.is_empty() {
+        return expand::main::tokio_entry("main", args.into(), item.into()).into();
+    }
+    let func = match syn::parse2::<syn::ItemFn>(item.clone().into()) {
+        Ok(func) => func,
+        Err(error) => return expand::fallback::main_unreadable(item.into(), error).into(),
+    };
+    let cx = ctxt::Ctxt::new();
+    validate::main(&cx, &func);
+    match cx.check() {
+        Ok(()) => expand::main::main(func),
+        Err(errors) => expand::fallback::main(&func, errors),
+    }
+    .into()
 }
 
 /// Runs an `async fn` test on the Tokio runtime that `mcp-runtime` carries. Takes the options
 /// of `#[tokio::test]`.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::main::expand("test", args.into(), item.into()).into()
+    expand::main::tokio_entry("test", args.into(), item.into()).into()
 }
 
 /// parse → validate → expand, or the fallback when there are errors.

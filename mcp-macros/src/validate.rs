@@ -1,6 +1,9 @@
 //! What no single piece of an item shows: its attribute, its parameters and its URI template
 //! checked against each other (thiserror's `valid.rs`). Runs after `parse`, on its model, and
-//! records every problem in the same [`Ctxt`], after those `parse` found.
+//! records every problem in the same [`Ctxt`], after those `parse` found. Also what
+//! `#[mcp_runtime::main]` needs of its function.
+
+use syn::spanned::Spanned;
 
 use mcp_grammar::header::{PREFIX, same_header};
 
@@ -13,6 +16,22 @@ use crate::parse::resource::ResourceModel;
 use crate::parse::signature::{ParamKind, TextParam, WrittenParams, unraw};
 use crate::parse::tool::ToolModel;
 use crate::parse::uri::{Variable, parameter_name, span_inside};
+
+/// `#[mcp_runtime::main]` goes on an `async fn main` without parameters.
+pub(crate) fn main(cx: &Ctxt, func: &syn::ItemFn) {
+    if func.sig.asyncness.is_none() {
+        cx.error_at(
+            func.sig.fn_token.span(),
+            "`#[mcp_runtime::main]` goes on an `async fn main`: add `async`",
+        );
+    }
+    if !func.sig.inputs.is_empty() {
+        cx.error_spanned_by(
+            &func.sig.inputs,
+            "`main` takes no parameters: read the command line with `std::env::args()`",
+        );
+    }
+}
 
 pub(crate) fn item(cx: &Ctxt, item: &Item) {
     match item {

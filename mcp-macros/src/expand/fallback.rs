@@ -3,7 +3,7 @@
 //! only ones. The function is emitted as rustc would see it without the attribute, and next to
 //! it the hidden struct, implementing the item's trait with a blank descriptor that nothing
 //! reads: `tools![f]`, `<f as Tool>::DESCRIPTOR` and the IDE's view of `f` resolve as they would
-//! after the fix.
+//! after the fix. For `#[mcp_runtime::main]`, a `main` rustc takes.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -40,6 +40,23 @@ pub(crate) fn item(item: &Item, errors: syn::Error) -> TokenStream {
     .into_tokens();
     tokens.extend(errors);
     tokens
+}
+
+/// `#[mcp_runtime::main]` on what is no function: the error, and the tokens as written.
+pub(crate) fn main_unreadable(tokens: TokenStream, error: syn::Error) -> TokenStream {
+    let error = error.into_compile_error();
+    quote!(#error #tokens)
+}
+
+/// `#[mcp_runtime::main]` on a function it cannot run: the errors, and the function as
+/// written, or a `main` of the right shape when rustc would refuse its parameters again.
+pub(crate) fn main(func: &syn::ItemFn, errors: syn::Error) -> TokenStream {
+    let errors = errors.into_compile_error();
+    if func.sig.inputs.is_empty() {
+        quote!(#errors #func)
+    } else {
+        quote!(#errors fn main() {})
+    }
 }
 
 /// A descriptor of the kind with nothing in it but a name; its functions are never called, as
