@@ -13,6 +13,7 @@
 
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
+use mcp_grammar::uri_template as grammar;
 use mcp_runtime::UriTemplate;
 
 #[derive(Arbitrary, Debug)]
@@ -228,29 +229,24 @@ impl Part {
     }
 }
 
-/// The parts of a template `UriTemplate::parse` accepted.
+/// The parts of a template `UriTemplate::parse` accepted, as the grammar it shares with
+/// `#[resource]` reads them.
 fn parts(template: &str) -> Vec<Part> {
-    let mut parts = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        if open > 0 {
-            parts.push(Part::Literal(rest[..open].to_owned()));
-        }
-        let close = open + rest[open..].find('}').expect("a closed expression");
-        let expression = &rest[open + 1..close];
-        parts.push(if let Some(names) = expression.strip_prefix('?') {
-            Part::Query(names.split(',').map(str::to_owned).collect())
-        } else if let Some(name) = expression.strip_prefix('+') {
-            Part::Reserved(name.to_owned())
-        } else {
-            Part::Simple(expression.to_owned())
-        });
-        rest = &rest[close + 1..];
-    }
-    if !rest.is_empty() {
-        parts.push(Part::Literal(rest.to_owned()));
-    }
-    parts
+    grammar::parse(template)
+        .pieces
+        .into_iter()
+        .map(|piece| match piece {
+            grammar::Piece::Literal { text, .. } => Part::Literal(text.to_owned()),
+            grammar::Piece::Expression(e) => {
+                let mut names = e.names.into_iter().map(str::to_owned);
+                match e.operator {
+                    grammar::Operator::Query => Part::Query(names.collect()),
+                    grammar::Operator::Reserved => Part::Reserved(names.next().expect("a name")),
+                    _ => Part::Simple(names.next().expect("a name")),
+                }
+            }
+        })
+        .collect()
 }
 
 /// RFC 6570 expansion: `{var}` keeps unreserved characters only, `{+var}` reserved ones and

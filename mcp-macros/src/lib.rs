@@ -1,14 +1,23 @@
 //! Procedural macros of `mcp-runtime`. Depend on `mcp-runtime`, which re-exports them; the
 //! documentation of each macro is on its re-export there.
 //!
-//! Each entry point only parses its input, hands it to `parse` (which validates and collects
-//! every error with its span, emitting no code) and then to `expand` (model → tokens).
+//! This file holds only the entry points. An item attribute goes through three steps: `parse`
+//! reads the attribute and the function into a model, each piece on its own, and `validate`
+//! checks the pieces against each other, both recording every error with its span in one
+//! [`ctxt::Ctxt`]; then `expand` writes the model's code, or, when there were errors,
+//! `expand::fallback` writes the function with its hidden struct and the errors, so nothing
+//! after them fails in turn. `#[mcp_runtime::main]` without options is checked and expanded
+//! the same way. Only `expand` writes code, with the paths of `paths.rs`.
 
+mod ctxt;
 mod expand;
 mod parse;
 mod paths;
+mod validate;
 
 use proc_macro::TokenStream;
+
+use crate::parse::Kind;
 
 /// Turns a function into an MCP tool.
 ///
@@ -26,14 +35,7 @@ use proc_macro::TokenStream;
 /// reference.
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
-    match parse::function(
-        item.into(),
-        "tool",
-        "a function (`fn name(…)`), which becomes the tool",
-    ) {
-        Ok(func) => expand::tool::expand(args.into(), func).into(),
-        Err(tokens) => tokens.into(),
-    }
+    item_attribute(Kind::Tool, args, item)
 }
 
 /// Turns a function into an MCP prompt.
@@ -44,14 +46,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// and it is optional when its type is `Option<T>`.
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
-    match parse::function(
-        item.into(),
-        "prompt",
-        "a function (`fn name(…)`) that returns the prompt's messages",
-    ) {
-        Ok(func) => expand::prompt::expand(args.into(), func).into(),
-        Err(tokens) => tokens.into(),
-    }
+    item_attribute(Kind::Prompt, args, item)
 }
 
 /// Turns a function into an MCP resource, or a resource template when its URI has variables.
@@ -62,14 +57,7 @@ pub fn prompt(args: TokenStream, item: TokenStream) -> TokenStream {
 /// URI template variable binds to the parameter of the same name.
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
-    match parse::function(
-        item.into(),
-        "resource",
-        "a function (`fn name(…)`) that returns the resource's contents",
-    ) {
-        Ok(func) => expand::resource::expand(args.into(), func).into(),
-        Err(tokens) => tokens.into(),
-    }
+    item_attribute(Kind::Resource, args, item)
 }
 
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs
@@ -81,12 +69,41 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `#[mcp_runtime::main(flavor = "multi_thread", worker_threads = 4)]`.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::main::expand("main", args.into(), item.into()).into()
+    if !args.is_empty() {
+        return expand::main::tokio_entry("main", args.into(), item.into()).into();
+    }
+    let func = match syn::parse2::<syn::ItemFn>(item.clone().into()) {
+        Ok(func) => func,
+        Err(error) => return expand::fallback::main_unreadable(item.into(), error).into(),
+    };
+    let cx = ctxt::Ctxt::new();
+    validate::main(&cx, &func);
+    match cx.check() {
+        Ok(()) => expand::main::main(func),
+        Err(errors) => expand::fallback::main(&func, errors),
+    }
+    .into()
 }
 
 /// Runs an `async fn` test on the Tokio runtime that `mcp-runtime` carries. Takes the options
 /// of `#[tokio::test]`.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::main::expand("test", args.into(), item.into()).into()
+    expand::main::tokio_entry("test", args.into(), item.into()).into()
+}
+
+/// parse → validate → expand, or the fallback when there are errors.
+fn item_attribute(kind: Kind, args: TokenStream, item: TokenStream) -> TokenStream {
+    let func = match parse::function(item.into(), kind) {
+        Ok(func) => func,
+        Err(not_a_function) => return expand::fallback::not_a_function(not_a_function).into(),
+    };
+    let cx = ctxt::Ctxt::new();
+    let item = parse::item(&cx, kind, args.into(), func);
+    validate::item(&cx, &item);
+    match cx.check() {
+        Ok(()) => expand::item(&item),
+        Err(errors) => expand::fallback::item(&item, errors),
+    }
+    .into()
 }

@@ -1,10 +1,11 @@
 //! The one table of paths that generated code uses. Every path is absolute and goes through
-//! `::mcp_runtime::__private`, so users never depend on serde, schemars, inventory or tokio.
+//! `::mcp_runtime::__private`, so users never depend on serde, schemars, inventory or tokio;
+//! `expand` takes every path it writes from here.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
-pub(crate) fn private() -> TokenStream {
+fn private() -> TokenStream {
     quote!(::mcp_runtime::__private)
 }
 
@@ -41,6 +42,15 @@ private_paths! {
     tool_output => ToolOutput;
     tool_output_of => tool_output;
     submit_tool => submit_tool;
+    submit => submit;
+    argument_object => argument_object;
+    arguments_check => ArgumentsCheck;
+    is_maybe_an_object => IsMaybeAnObject;
+    is_not_an_object => IsNotAnObject;
+    send_tool_future => send_tool_future;
+    send_check => send_check;
+    is_send_future => IsSendFuture;
+    is_not_send_future => IsNotSendFuture;
     icon => Icon;
     completion_descriptor => CompletionDescriptor;
     completer => Completer;
@@ -54,12 +64,16 @@ private_paths! {
     text_argument => TextArgument;
     prompt_output => prompt_output;
     prompt_output_ty => PromptOutput;
+    prompt_entry => PromptEntry;
     resource_trait => ResourceItem;
     resource_descriptor => ResourceDescriptor;
     resource_request => ResourceRequest;
     resource_future => ResourceFuture;
     resource_output => resource_output;
     resource_output_ty => ResourceOutput;
+    resource_entry => ResourceEntry;
+    resource => Resource;
+    rpc_error => RpcError;
     list_function => ListFunction;
     role => Role;
     json_value => serde_json::Value;

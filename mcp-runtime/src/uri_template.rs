@@ -1,11 +1,14 @@
-//! URI templates (RFC 6570) for resource templates: parsing, and matching a concrete URI back
-//! to the template's variables.
+//! URI templates (RFC 6570) for resource templates: parsing (with the grammar of
+//! `mcp_grammar::uri_template`, which `#[resource]` checks at compile time), and matching a
+//! concrete URI back to the template's variables.
 //!
 //! Supported: level 1 (`{var}`), reserved expansion (`{+var}`) and form-style query expansion
 //! (`{?a,b}`). Matching is the inverse of expansion, with one safety rule: a simple `{var}`
 //! stands for exactly one path segment, so a value that would escape it — one containing `/`
 //! (also percent-encoded as `%2F`), `?`, `#`, or equal to `.` or `..` — never matches.
 
+use mcp_grammar::uri_template::{self as grammar, Operator, Piece, Problem, ProblemKind};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A parsed URI template.
@@ -53,6 +56,45 @@ impl fmt::Display for UriTemplateError {
 
 impl std::error::Error for UriTemplateError {}
 
+impl UriTemplateError {
+    fn from_problem(problem: &Problem<'_>) -> UriTemplateError {
+        let start = problem.range.start;
+        let invalid_name =
+            |name: &str| format!("`{name}` is not a valid variable name (letters, digits and `_`)");
+        // Problems inside an expression are placed after its `{`.
+        let (message, offset) = match &problem.kind {
+            ProblemKind::UnmatchedClose => ("`}` without a matching `{`".to_owned(), start),
+            ProblemKind::Unclosed => ("`{` without a matching `}`".to_owned(), start),
+            ProblemKind::EmptyExpression | ProblemKind::MissingName => {
+                (invalid_name(""), start + 1)
+            }
+            ProblemKind::InvalidName(name) => (invalid_name(name), start + 1),
+            ProblemKind::UnsupportedOperator(c) => (
+                format!(
+                    "the operator `{c}` is not supported; use `{{var}}`, `{{+var}}` or `{{?a,b}}`"
+                ),
+                start + 1,
+            ),
+            ProblemKind::SeveralNamesOutsideQuery => (
+                "only a query expression `{?a,b}` may list several variables".to_owned(),
+                start + 1,
+            ),
+            ProblemKind::AdjacentVariables => (
+                "two variables must be separated by literal text".to_owned(),
+                start,
+            ),
+            // At what follows the query.
+            ProblemKind::QueryNotLast { .. } => (
+                "a query expression `{?…}` must end the template".to_owned(),
+                start,
+            ),
+            // The template as a whole.
+            ProblemKind::DuplicateName(name) => (format!("variable `{name}` appears twice"), 0),
+        };
+        UriTemplateError { message, offset }
+    }
+}
+
 /// The variables bound by a successful match, in template order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UriVariables {
@@ -75,75 +117,41 @@ impl UriVariables {
 }
 
 impl UriTemplate {
-    /// Parses a template.
+    /// Parses a template (the grammar is `mcp_grammar::uri_template`'s, which `#[resource]`
+    /// checks too); the error is the template's first problem.
     pub fn parse(text: &str) -> Result<UriTemplate, UriTemplateError> {
-        let mut parts = Vec::new();
-        let mut literal = String::new();
-        let mut rest = text;
-        let mut offset = 0;
-        while let Some(open) = rest.find(['{', '}']) {
-            if rest.as_bytes()[open] == b'}' {
-                return Err(UriTemplateError {
-                    message: "`}` without a matching `{`".into(),
-                    offset: offset + open,
-                });
-            }
-            literal.push_str(&rest[..open]);
-            let close = rest[open..].find('}').ok_or_else(|| UriTemplateError {
-                message: "`{` without a matching `}`".into(),
-                offset: offset + open,
-            })? + open;
-            let expression = &rest[open + 1..close];
-            // Checked before the literal is pushed: `{?q}x{y}` has a literal after the query.
-            if matches!(parts.last(), Some(Part::Query(_))) {
-                return Err(UriTemplateError {
-                    message: "a query expression `{?…}` must end the template".into(),
-                    offset: offset + open,
-                });
-            }
-            if !literal.is_empty() {
-                parts.push(Part::Literal(std::mem::take(&mut literal)));
-            }
-            let part = parse_expression(expression, offset + open + 1)?;
-            if matches!(
-                (&part, parts.last()),
-                (
-                    Part::Simple(_) | Part::Reserved(_),
-                    Some(Part::Simple(_) | Part::Reserved(_))
-                )
-            ) {
-                return Err(UriTemplateError {
-                    message: "two variables must be separated by literal text".into(),
-                    offset: offset + open,
-                });
-            }
-            parts.push(part);
-            offset += close + 1;
-            rest = &rest[close + 1..];
+        let read = grammar::parse(text);
+        // A malformed piece is reported before a repeated name, and of the repeated names the
+        // first in alphabetical order.
+        let first = read.problems.iter().min_by_key(|p| match p.kind {
+            ProblemKind::DuplicateName(name) => (true, name),
+            _ => (false, ""),
+        });
+        if let Some(problem) = first {
+            return Err(UriTemplateError::from_problem(problem));
         }
-        literal.push_str(rest);
-        if !literal.is_empty() {
-            if matches!(parts.last(), Some(Part::Query(_))) {
-                return Err(UriTemplateError {
-                    message: "a query expression `{?…}` must end the template".into(),
-                    offset,
-                });
-            }
-            parts.push(Part::Literal(literal));
-        }
-        let template = UriTemplate {
+        let parts = read
+            .pieces
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Literal { text, .. } => Part::Literal(text.to_owned()),
+                Piece::Expression(e) => {
+                    let mut names = e.names.into_iter().map(str::to_owned);
+                    match e.operator {
+                        Operator::Query => Part::Query(names.collect()),
+                        Operator::Reserved => Part::Reserved(names.next().unwrap_or_default()),
+                        // A well-formed template has no other operator.
+                        Operator::Simple | Operator::Unsupported(_) => {
+                            Part::Simple(names.next().unwrap_or_default())
+                        }
+                    }
+                }
+            })
+            .collect();
+        Ok(UriTemplate {
             text: text.to_owned(),
             parts,
-        };
-        let mut names: Vec<&str> = template.variable_names().collect();
-        names.sort_unstable();
-        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-            return Err(UriTemplateError {
-                message: format!("variable `{}` appears twice", w[0]),
-                offset: 0,
-            });
-        }
-        Ok(template)
+        })
     }
 
     /// The template as written.
@@ -215,39 +223,6 @@ impl UriTemplate {
 impl fmt::Display for UriTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
-    }
-}
-
-fn parse_expression(expression: &str, offset: usize) -> Result<Part, UriTemplateError> {
-    let (operator, names) = match expression.chars().next() {
-        Some(c @ ('+' | '?')) => (Some(c), &expression[1..]),
-        Some(c @ ('#' | '.' | '/' | ';' | '&' | '=' | ',' | '!' | '@' | '|')) => {
-            return Err(UriTemplateError {
-                message: format!(
-                    "the operator `{c}` is not supported; use `{{var}}`, `{{+var}}` or `{{?a,b}}`"
-                ),
-                offset,
-            });
-        }
-        _ => (None, expression),
-    };
-    let names: Vec<String> = names.split(',').map(str::to_owned).collect();
-    for name in &names {
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(UriTemplateError {
-                message: format!("`{name}` is not a valid variable name (letters, digits and `_`)"),
-                offset,
-            });
-        }
-    }
-    match operator {
-        Some('?') => Ok(Part::Query(names)),
-        _ if names.len() > 1 => Err(UriTemplateError {
-            message: "only a query expression `{?a,b}` may list several variables".into(),
-            offset,
-        }),
-        Some('+') => Ok(Part::Reserved(names.into_iter().next().unwrap_or_default())),
-        _ => Ok(Part::Simple(names.into_iter().next().unwrap_or_default())),
     }
 }
 
@@ -634,28 +609,24 @@ fn match_query(names: &[String], uri: &str, values: &mut Vec<(String, String)>) 
 }
 
 /// Decodes `%XX` escapes; `None` for a malformed escape or bytes that are not UTF-8.
+///
+/// `percent-encoding` passes a `%` that starts no escape through as text; RFC 3986 (2.1) has
+/// no such `%`, and a URI holding one is refused here (and binds no variable) rather than
+/// read as something its sender may not have meant.
 pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    if !s.contains('%') {
-        return Some(s.to_owned());
-    }
     let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            // `from_str_radix` also reads a sign ("%+1"), which is no escape (RFC 3986, 2.1).
-            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
+    let well_formed = s.match_indices('%').all(|(i, _)| {
+        bytes
+            .get(i + 1..i + 3)
+            .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+    });
+    if !well_formed {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(Cow::into_owned)
 }
 
 #[cfg(test)]
@@ -843,6 +814,77 @@ mod tests {
         let bound = t.matches(&uri).expect("a binds x");
         assert_eq!(bound.get("a"), Some("x"));
         assert_eq!(bound.get("q").map(str::len), Some(30_000));
+    }
+
+    #[test]
+    fn a_malformed_template_is_refused_with_its_first_problem_and_where_it_is() {
+        let error = |t: &str| {
+            let e = UriTemplate::parse(t).unwrap_err();
+            (e.message, e.offset)
+        };
+        let invalid =
+            |name: &str| format!("`{name}` is not a valid variable name (letters, digits and `_`)");
+        assert_eq!(error("a}b"), ("`}` without a matching `{`".into(), 1));
+        assert_eq!(error("ab/{c"), ("`{` without a matching `}`".into(), 3));
+        assert_eq!(error("x/{}"), (invalid(""), 3));
+        assert_eq!(error("x/{?}"), (invalid(""), 3));
+        assert_eq!(error("x/{a-b}"), (invalid("a-b"), 3));
+        assert_eq!(error("x/{-a}"), (invalid("-a"), 3));
+        assert_eq!(
+            error("x/{#a}"),
+            (
+                "the operator `#` is not supported; use `{var}`, `{+var}` or `{?a,b}`".into(),
+                3
+            )
+        );
+        assert_eq!(
+            error("x/{a,b}"),
+            (
+                "only a query expression `{?a,b}` may list several variables".into(),
+                3
+            )
+        );
+        assert_eq!(
+            error("x/{a}{+b}"),
+            ("two variables must be separated by literal text".into(), 5)
+        );
+        let query_not_last = "a query expression `{?…}` must end the template".to_owned();
+        assert_eq!(error("x{?q}/y"), (query_not_last.clone(), 5));
+        assert_eq!(error("x{?q}{?r}"), (query_not_last, 5));
+        assert_eq!(error("{x}/{x}"), ("variable `x` appears twice".into(), 0));
+        assert_eq!(
+            error("{b}/{a}/{b}/{a}"),
+            ("variable `a` appears twice".into(), 0)
+        );
+        assert_eq!(
+            error("{b}/{b}/{c-d}"),
+            (invalid("c-d"), 9),
+            "a malformed name before a repeated one"
+        );
+        assert_eq!(
+            error("x{?q}y{z}"),
+            ("a query expression `{?…}` must end the template".into(), 6)
+        );
+    }
+
+    #[test]
+    fn percent_decoding_refuses_what_is_no_escape_and_what_is_not_utf_8() {
+        assert_eq!(percent_decode("plain").as_deref(), Some("plain"));
+        assert_eq!(percent_decode("a%20b").as_deref(), Some("a b"));
+        assert_eq!(percent_decode("%C3%a9").as_deref(), Some("é"));
+        assert_eq!(percent_decode("%2525").as_deref(), Some("%25"));
+        for malformed in [
+            "%", "a%", "%4", "%zz", "%+1", "%-1", "%4%41", "%%41", "%\u{e9}",
+        ] {
+            assert_eq!(percent_decode(malformed), None, "{malformed}");
+        }
+        assert_eq!(percent_decode("%C3"), None, "half a character");
+        assert_eq!(percent_decode("%ff"), None);
+        assert_eq!(vars("s://x{?q}", "s://x?q=%zz"), None);
+        assert_eq!(
+            vars("s://x{?q}", "s://x?q=a%2Bb+c"),
+            Some(pairs(&[("q", "a+b c")]))
+        );
     }
 
     #[test]

@@ -1,33 +1,24 @@
-//! `#[tool]`: the function, its hidden argument struct, the hidden unit struct named like the
-//! function (implementing `Tool`), and its submission to the registry.
+//! `#[tool]`: the hidden argument struct (generic over the parameter types, so that each is
+//! checked once, on its own token), the descriptor of the hidden struct (implementing `Tool`)
+//! with the shim that reads the arguments and calls the function, and the warning about a
+//! missing description.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::parse::tool::{ParamKind, ToolModel, parse};
+use super::{CommonFields, Skeleton, option, respan};
+use crate::parse::Kind;
+use crate::parse::signature::{ParamKind, unraw};
+use crate::parse::tool::ToolModel;
 use crate::paths;
 
-pub(crate) fn expand(args: TokenStream, func: syn::ItemFn) -> TokenStream {
-    match parse(args, func) {
-        Ok(model) => {
-            let tokens = expand_model(&model);
-            super::debug_print("tool", &model.name, &tokens);
-            tokens
-        }
-        Err(failed) => super::fallback(*failed),
-    }
-}
-
-fn expand_model(m: &ToolModel) -> TokenStream {
+pub(super) fn expand(m: &ToolModel) -> TokenStream {
     let serde = paths::serde();
     let schemars = paths::schemars();
     let serde_crate = paths::as_string(&serde);
     let schemars_crate = paths::as_string(&schemars);
-    let tool_trait = paths::tool_trait();
-    let descriptor = paths::tool_descriptor();
     let annotations_ty = paths::tool_annotations();
-    let source_location = paths::source_location();
     let arguments = paths::arguments();
     let tool_future = paths::tool_future();
     let context = paths::context();
@@ -37,7 +28,6 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     let parameter_schema = paths::parameter_schema();
     let tool_output = paths::tool_output();
     let tool_output_of = paths::tool_output_of();
-    let submit = paths::submit_tool();
     let task = {
         let support = paths::task_support();
         let variant = m
@@ -46,37 +36,29 @@ fn expand_model(m: &ToolModel) -> TokenStream {
             .unwrap_or_else(|| syn::Ident::new("Never", proc_macro2::Span::call_site()));
         quote!(#support::#variant)
     };
-    let timeout = match m.timeout_ms {
-        Some(ms) => quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#ms))),
-        None => quote!(::core::option::Option::None),
-    };
-    let schema_profile = match &m.schema_profile {
-        Some(variant) => {
-            let profile = paths::schema_profile();
-            quote!(::core::option::Option::Some(#profile::#variant))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let timeout = option(
+        m.timeout_ms
+            .map(|ms| quote!(::core::time::Duration::from_millis(#ms))),
+    );
+    let schema_profile = option(m.schema_profile.as_ref().map(|variant| {
+        let profile = paths::schema_profile();
+        quote!(#profile::#variant)
+    }));
 
     let func = &m.func;
-    let vis = &func.vis;
     let fn_ident = &func.sig.ident;
     let args_ident = format_ident!(
         "__mcp_args_{}",
         fn_ident.to_string().trim_start_matches("r#")
     );
-    let name = &m.name;
-    let title = match &m.title {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
-    };
-    let description = m.description.to_option_tokens();
-    let icons = crate::parse::extras::icons_tokens(&m.icons);
-    let meta = crate::parse::extras::meta_tokens(m.meta.as_ref());
-    let hint = |v: Option<bool>| match v {
-        Some(b) => quote!(::core::option::Option::Some(#b)),
-        None => quote!(::core::option::Option::None),
-    };
+    let CommonFields {
+        name,
+        title,
+        description,
+        icons,
+        meta,
+    } = CommonFields::of(&m.common);
+    let hint = option::<bool>;
     let (read_only, destructive, idempotent, open_world) = (
         hint(m.annotations.read_only),
         hint(m.annotations.destructive),
@@ -97,7 +79,8 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     // the parameter types, so its derives never fail on their own.
     // With `input_schema = …` the parameters are only deserialised, never described.
     let explicit_schema = m.input_schema.is_some();
-    let (args_struct, args_ty, arguments_const) = if m.args_struct {
+    let args_struct = m.args.is_some();
+    let (args_struct_items, args_ty, arguments_const) = if args_struct {
         let ty = param_types[0];
         let constructor = if explicit_schema {
             paths::argument_struct_parsed_only()
@@ -106,17 +89,22 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         };
         // A type known never to be an object (`Vec<String>`, `String`, a number) is refused
         // here, on its own token, rather than by the catalogue when the server starts.
-        let private = paths::private();
+        let (argument_object, arguments_check) =
+            (paths::argument_object(), paths::arguments_check());
+        let (maybe_an_object, not_an_object) =
+            (paths::is_maybe_an_object(), paths::is_not_an_object());
         let check = quote! {
-            #private::argument_object::<#ty, _>(
-                (&#private::ArgumentsCheck::<#ty>::new()).object_kind(),
+            #argument_object::<#ty, _>(
+                (&#arguments_check::<#ty>::new()).object_kind(),
             )
         };
         let object_check = quote! {
             #[allow(dead_code)]
             fn __mcp_arguments_are_an_object() {
                 #[allow(unused_imports)]
-                use #private::{IsMaybeAnObject as _, IsNotAnObject as _};
+                use #maybe_an_object as _;
+                #[allow(unused_imports)]
+                use #not_an_object as _;
                 #check;
             }
         };
@@ -198,7 +186,7 @@ fn expand_model(m: &ToolModel) -> TokenStream {
 
     let call_args = m.params.iter().map(|p| match p.kind {
         ParamKind::Context => quote!(::core::clone::Clone::clone(&__mcp_ctx)),
-        ParamKind::Argument if m.args_struct => quote!(__mcp_args),
+        ParamKind::Argument if args_struct => quote!(__mcp_args),
         ParamKind::Argument => {
             let ident = &p.ident;
             match &p.default {
@@ -220,12 +208,13 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     });
     // An async function's future is checked for `Send` by the type of its answer, so one
     // that is not is a single error on the function's name (see `SendCheck`).
-    let private = paths::private();
     let call = if func.sig.asyncness.is_some() {
-        let check = super::respan(
+        let (send_tool_future, send_check) = (paths::send_tool_future(), paths::send_check());
+        let (not_send, send) = (paths::is_not_send_future(), paths::is_send_future());
+        let check = respan(
             quote! {
-                #private::send_tool_future::<#fn_ident, _>(
-                    (&#private::send_check::<#fn_ident, _>(&__mcp_future)).future_kind(),
+                #send_tool_future::<#fn_ident, _>(
+                    (&#send_check::<#fn_ident, _>(&__mcp_future)).future_kind(),
                     __mcp_future,
                 )
             },
@@ -233,7 +222,9 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         );
         quote! {
             #[allow(unused_imports)]
-            use #private::{IsNotSendFuture as _, IsSendFuture as _};
+            use #not_send as _;
+            #[allow(unused_imports)]
+            use #send as _;
             let __mcp_future = #fn_ident(#(#call_args),*);
             let __mcp_future = #check;
             ::std::boxed::Box::pin(async move {
@@ -254,10 +245,11 @@ fn expand_model(m: &ToolModel) -> TokenStream {
     // A tool without a description is served with its name alone: a warning at the
     // function's name (proc macros have no warnings of their own on stable Rust, so it is a
     // deprecated constant, used there).
-    let undocumented = if m.description.is_missing() {
+    let undocumented = if m.common.description.is_missing() {
         let note = format!(
-            "the tool `{name}` has no description, so a model sees only its name: add a doc comment above `fn {}` (`/// What it does.`) or `#[tool(description = \"…\")]`",
-            crate::parse::signature::unraw(fn_ident)
+            "the tool `{}` has no description, so a model sees only its name: add a doc comment above `fn {}` (`/// What it does.`) or `#[tool(description = \"…\")]`",
+            m.common.name,
+            unraw(fn_ident)
         );
         let use_site = quote_spanned!(fn_ident.span()=> #fn_ident::HAS_NO_DESCRIPTION);
         quote! {
@@ -276,7 +268,6 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         Some(ty) => quote!(#ty),
         None => quote!(()),
     };
-    let line = quote_spanned!(fn_ident.span()=> ::core::line!());
     // A schema given explicitly is sent as written; the arguments are still read into the
     // parameters.
     let input_schema_fn = match &m.input_schema {
@@ -287,57 +278,50 @@ fn expand_model(m: &ToolModel) -> TokenStream {
         None => quote!(__MCP_ARGUMENTS.input_schema),
     };
 
-    quote! {
-        #func
+    let mut shims = quote! {
+        #args_struct_items
 
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #vis struct #fn_ident {}
-
-        #undocumented
-
-        const _: () = {
-            #args_struct
-
-            const __MCP_ARGUMENTS: #tool_arguments<#args_ty> = #arguments_const;
-            const __MCP_OUTPUT: #tool_output<#output_ty> = #tool_output_of::<#output_ty>();
-
-            // The arguments are read before the call begins, from the message itself, so
-            // the call owns what it needs and nothing of the message is copied.
-            fn __mcp_call(__mcp_ctx: #context, __mcp_raw: #arguments<'_>) -> #tool_future {
-                let __mcp_args = match (__MCP_ARGUMENTS.parse)(&__mcp_raw) {
-                    ::core::result::Result::Ok(args) => args,
-                    ::core::result::Result::Err(error) => {
-                        return ::std::boxed::Box::pin(::core::future::ready(error));
-                    }
-                };
-                #call
-            }
-
-            impl #tool_trait for #fn_ident {
-                const DESCRIPTOR: &'static #descriptor = &#descriptor {
-                    name: #name,
-                    title: #title,
-                    description: #description,
-                    annotations: #annotations_ty {
-                        read_only: #read_only,
-                        destructive: #destructive,
-                        idempotent: #idempotent,
-                        open_world: #open_world,
-                    },
-                    icons: #icons,
-                    meta: #meta,
-                    input_schema: #input_schema_fn,
-                    output_schema: __MCP_OUTPUT.output_schema,
-                    schema_profile: #schema_profile,
-                    task: #task,
-                    timeout: #timeout,
-                    call: __mcp_call,
-                    location: #source_location { file: ::core::file!(), line: #line },
-                };
-            }
-        };
-
-        #submit!(<#fn_ident as #tool_trait>::DESCRIPTOR);
+        const __MCP_ARGUMENTS: #tool_arguments<#args_ty> = #arguments_const;
+        const __MCP_OUTPUT: #tool_output<#output_ty> = #tool_output_of::<#output_ty>();
+    };
+    shims.extend(quote! {
+        // The arguments are read before the call begins, from the message itself, so the call
+        // owns what it needs and nothing of the message is copied.
+        fn __mcp_call(__mcp_ctx: #context, __mcp_raw: #arguments<'_>) -> #tool_future {
+            let __mcp_args = match (__MCP_ARGUMENTS.parse)(&__mcp_raw) {
+                ::core::result::Result::Ok(args) => args,
+                ::core::result::Result::Err(error) => {
+                    return ::std::boxed::Box::pin(::core::future::ready(error));
+                }
+            };
+            #call
+        }
+    });
+    Skeleton {
+        kind: Kind::Tool,
+        func,
+        beside: undocumented,
+        shims,
+        fields: quote! {
+            name: #name,
+            title: #title,
+            description: #description,
+            annotations: #annotations_ty {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            },
+            icons: #icons,
+            meta: #meta,
+            input_schema: #input_schema_fn,
+            output_schema: __MCP_OUTPUT.output_schema,
+            schema_profile: #schema_profile,
+            task: #task,
+            timeout: #timeout,
+            call: __mcp_call,
+        },
+        submit: true,
     }
+    .into_tokens()
 }

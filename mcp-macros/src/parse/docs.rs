@@ -1,11 +1,9 @@
-//! Doc comments as descriptions.
+//! Doc comments as descriptions: an item's description is its `description = "…"`, or else
+//! its doc comment.
 //!
-//! Each `#[doc = …]` line becomes one piece of a `concat!`, so `#[doc = include_str!(…)]`
-//! works as well as `///` lines. The single space after `///` is dropped, and leading and
-//! trailing blank lines are trimmed.
-
-use proc_macro2::TokenStream;
-use quote::quote;
+//! Each `#[doc = …]` line is one piece (joined by `expand` with a `concat!`, so
+//! `#[doc = include_str!(…)]` works as well as `///` lines). The single space after `///` is
+//! dropped, and leading and trailing blank lines are trimmed.
 
 /// The doc attributes of an item, as pieces of a description.
 pub(crate) struct Docs {
@@ -55,18 +53,31 @@ impl Docs {
         self.pieces.is_empty()
     }
 
-    /// `Some(concat!(…))`, or `None` when there is no documentation.
-    pub(crate) fn to_option_tokens(&self) -> TokenStream {
-        if self.pieces.is_empty() {
-            return quote!(::core::option::Option::None);
+    /// The lines, each a string literal or an expression such as `include_str!(…)`.
+    pub(crate) fn pieces(&self) -> &[syn::Expr] {
+        &self.pieces
+    }
+}
+
+/// The description of an item: the attribute's override, or the function's doc comment.
+pub(crate) enum Description {
+    Override(syn::LitStr),
+    Docs(Docs),
+}
+
+impl Description {
+    pub(crate) fn new(over: Option<syn::LitStr>, attrs: &[syn::Attribute]) -> Description {
+        match over {
+            Some(lit) => Description::Override(lit),
+            None => Description::Docs(Docs::from_attrs(attrs)),
         }
-        let mut parts = Vec::with_capacity(self.pieces.len() * 2);
-        for (i, p) in self.pieces.iter().enumerate() {
-            if i > 0 {
-                parts.push(quote!("\n"));
-            }
-            parts.push(quote!(#p));
+    }
+
+    /// Whether the item has no description: no doc comment and no `description = "…"`.
+    pub(crate) fn is_missing(&self) -> bool {
+        match self {
+            Description::Override(lit) => lit.value().trim().is_empty(),
+            Description::Docs(docs) => docs.is_empty(),
         }
-        quote!(::core::option::Option::Some(::core::concat!(#(#parts),*)))
     }
 }

@@ -1,172 +1,62 @@
-//! `#[prompt(…)]` on a function: its attribute, its arguments (text parsed with `FromStr`,
-//! optional when written `Option<T>`), and its return type.
+//! `#[prompt(…)]` on a function: its attribute (the shared keys and `complete`), its arguments
+//! (text parsed with `FromStr`, optional when written `Option<T>`), and its return type.
 
 use proc_macro2::{TokenStream, TokenTree};
 
-use super::extras::{CompleteEntry, Icon, parse_complete, parse_icon};
-pub(crate) use super::signature::Description;
+use super::Kind;
+use super::common::{Common, CommonKeys, CompleteEntry, Examples, parse_complete, read_keys};
 use super::signature::{
-    Item, ParamKind, TextParam, WrittenParams, check_return_type, check_signature,
-    parse_text_params, return_type, unraw,
+    TextParam, WrittenParams, check_return_type, check_signature, parse_text_params, return_type,
 };
-use super::values::{key_text, path_text, skip_value, string_value};
-use super::{Attr, Ctxt, suggestion};
+use crate::ctxt::Ctxt;
 
 const KEYS: &[&str] = &["name", "title", "description", "complete", "icon", "meta"];
+const EXAMPLES: Examples = Examples {
+    name: "code_review",
+    title: "Code review",
+    description: "Review the changes on a branch.",
+    meta: "{\"team\": \"search\"}",
+};
 
-/// A validated `#[prompt]` function.
+/// A `#[prompt]` function.
 pub(crate) struct PromptModel {
     pub func: syn::ItemFn,
-    pub name: String,
-    pub title: Option<syn::LitStr>,
-    pub description: Description,
-    pub icons: Vec<Icon>,
-    pub meta: Option<syn::LitStr>,
+    pub common: Common,
     pub params: Vec<TextParam>,
+    /// The parameters as written, before any was rejected.
+    pub written: WrittenParams,
     pub completions: Vec<CompleteEntry>,
     pub return_type: Option<syn::Type>,
 }
 
-pub(crate) fn parse(
-    args: TokenStream,
-    mut func: syn::ItemFn,
-) -> Result<PromptModel, Box<(syn::ItemFn, syn::Error)>> {
-    let cx = Ctxt::new();
-    let attr = parse_attr(&cx, args);
-    if let Some(lit) = &attr.name
+/// Reads the attribute and the function, each on its own.
+pub(crate) fn parse(cx: &Ctxt, args: TokenStream, mut func: syn::ItemFn) -> PromptModel {
+    let mut common = CommonKeys::new(cx, &EXAMPLES);
+    let mut completions = Vec::new();
+    let args = without_leading_literal(cx, args);
+    read_keys(cx, args, &mut common, KEYS, |key, meta| {
+        match key {
+            "complete" => parse_complete(cx, meta, "language", &mut completions)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    });
+    let common = common.finish();
+    if let Some(lit) = &common.name
         && lit.value().is_empty()
     {
         cx.error_spanned_by(lit, "a prompt name must not be empty");
     }
     let written = WrittenParams::of(&func.sig);
-    check_signature(&cx, &mut func.sig, Item::Prompt);
-    let params = parse_text_params(&cx, &mut func, Item::Prompt);
-    check_return_type(&cx, &func.sig, Item::Prompt);
-    check_completions(&cx, &attr.completions, &params, &written);
-    let name = attr
-        .name
-        .as_ref()
-        .map_or_else(|| unraw(&func.sig.ident), syn::LitStr::value);
-    let return_type = return_type(&func);
-    let description = Description::new(attr.description, &func.attrs);
-    match cx.check() {
-        Ok(()) => Ok(PromptModel {
-            func,
-            name,
-            title: attr.title,
-            description,
-            icons: attr.icons,
-            meta: attr.meta,
-            params,
-            completions: attr.completions,
-            return_type,
-        }),
-        Err(e) => Err(Box::new((func, e))),
-    }
-}
-
-fn check_completions(
-    cx: &Ctxt,
-    completions: &[CompleteEntry],
-    params: &[TextParam],
-    written: &WrittenParams,
-) {
-    let names: Vec<String> = params
-        .iter()
-        .filter(|p| p.param.kind == ParamKind::Argument)
-        .map(|p| unraw(&p.param.ident))
-        .collect();
-    for entry in completions {
-        let argument = unraw(&entry.argument);
-        // A rejected parameter has its own error; a `Context` is no argument.
-        let rejected =
-            written.covers(&argument) && !params.iter().any(|p| unraw(&p.param.ident) == argument);
-        if !names.contains(&argument) && !rejected {
-            let known: Vec<&str> = names.iter().map(String::as_str).collect();
-            let is_context = params
-                .iter()
-                .any(|p| p.param.kind == ParamKind::Context && unraw(&p.param.ident) == argument);
-            let hint = if is_context {
-                "; it is the `Context`, which the runtime supplies".to_owned()
-            } else if !known.is_empty() {
-                suggestion(&argument, &known)
-            } else if written.names.is_empty() && !written.has_pattern {
-                "; it takes no arguments".to_owned()
-            } else {
-                String::new()
-            };
-            cx.error_spanned_by(
-                &entry.argument,
-                format!("the prompt has no argument `{argument}` to complete{hint}"),
-            );
-        }
-    }
-}
-
-struct PromptAttr {
-    name: Option<syn::LitStr>,
-    title: Option<syn::LitStr>,
-    description: Option<syn::LitStr>,
-    icons: Vec<Icon>,
-    meta: Option<syn::LitStr>,
-    completions: Vec<CompleteEntry>,
-}
-
-fn parse_attr(cx: &Ctxt, args: TokenStream) -> PromptAttr {
-    let mut name = Attr::none(cx, "name");
-    let mut title = Attr::none(cx, "title");
-    let mut description = Attr::none(cx, "description");
-    let mut meta_json = Attr::none(cx, "meta");
-    let mut icons = Vec::new();
-    let mut completions = Vec::new();
-    let parser = syn::meta::parser(|meta| {
-        let key = key_text(&meta);
-        match key.as_str() {
-            "name" => {
-                if let Some(lit) = string_value(cx, &meta, "code_review")? {
-                    name.set(&meta.path, lit);
-                }
-            }
-            "title" => {
-                if let Some(lit) = string_value(cx, &meta, "Code review")? {
-                    title.set(&meta.path, lit);
-                }
-            }
-            "description" => {
-                if let Some(lit) = string_value(cx, &meta, "Review the changes on a branch.")? {
-                    description.set(&meta.path, lit);
-                }
-            }
-            "meta" => {
-                if let Some(lit) = string_value(cx, &meta, "{\"team\": \"search\"}")? {
-                    meta_json.set(&meta.path, lit);
-                }
-            }
-            "icon" => icons.extend(parse_icon(cx, &meta)?),
-            "complete" => parse_complete(cx, &meta, "language", &mut completions)?,
-            _ => {
-                skip_value(&meta)?;
-                cx.error_spanned_by(
-                    &meta.path,
-                    format!(
-                        "unknown attribute `{}`{}",
-                        path_text(&meta.path),
-                        suggestion(&key, KEYS)
-                    ),
-                );
-            }
-        }
-        Ok(())
-    });
-    if let Err(e) = syn::parse::Parser::parse2(parser, without_leading_literal(cx, args)) {
-        cx.syn_error(e);
-    }
-    PromptAttr {
-        name: name.get(),
-        title: title.get(),
-        description: description.get(),
-        icons,
-        meta: meta_json.get(),
+    check_signature(cx, &mut func.sig, Kind::Prompt);
+    let params = parse_text_params(cx, &mut func, Kind::Prompt);
+    check_return_type(cx, &func.sig, Kind::Prompt);
+    PromptModel {
+        common: Common::new(common, &func),
+        return_type: return_type(&func),
+        func,
+        params,
+        written,
         completions,
     }
 }

@@ -1,19 +1,21 @@
-//! `#[resource("uri", …)]` on a function: the URI or URI template, its variables bound to
-//! parameters of the same name, the listing attributes, and the return type.
+//! `#[resource("uri", …)]` on a function: the URI written first (its template read by
+//! `uri.rs`), the shared keys and the resource's own (`mime`, `size`, `audience`, `priority`,
+//! `last_modified`, `list`, `complete`, `cache`), its parameters and its return type.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 
-use super::extras::{CompleteEntry, Icon, parse_complete, parse_icon};
-pub(crate) use super::signature::Description;
+use super::Kind;
+use super::attr::{Attr, suggestion};
+use super::common::{Common, CommonKeys, CompleteEntry, Examples, parse_complete, read_keys};
 use super::signature::{
-    Item, ParamKind, TextParam, WrittenParams, check_return_type, check_signature,
-    parse_text_params, return_type, unraw,
+    TextParam, WrittenParams, check_return_type, check_signature, parse_text_params, return_type,
 };
+use super::uri::{Variable, template_variables};
 use super::values::{
     duration_value, int_value, key_text, nested_list, path_text, path_value, skip_value,
     string_value, unit_float_value,
 };
-use super::{Attr, Ctxt, suggestion};
+use crate::ctxt::Ctxt;
 
 const KEYS: &[&str] = &[
     "name",
@@ -30,14 +32,22 @@ const KEYS: &[&str] = &[
     "meta",
     "cache",
 ];
+const EXAMPLES: Examples = Examples {
+    name: "table_ddl",
+    title: "Table DDL",
+    description: "The DDL of a table.",
+    meta: "{\"team\": \"data\"}",
+};
 
-/// A validated `#[resource]` function.
+/// A `#[resource]` function.
 pub(crate) struct ResourceModel {
     pub func: syn::ItemFn,
-    pub uri: syn::LitStr,
-    pub name: String,
-    pub title: Option<syn::LitStr>,
-    pub description: Description,
+    /// The URI or URI template; `None` when it is missing (which is reported).
+    pub uri: Option<syn::LitStr>,
+    /// The template's variables; `None` when the URI is missing or malformed (which is
+    /// reported), so which parameters it binds is unknown.
+    pub variables: Option<Vec<Variable>>,
+    pub common: Common,
     pub mime: Option<syn::LitStr>,
     pub size: Option<syn::LitInt>,
     pub audience: Vec<syn::Ident>,
@@ -47,332 +57,45 @@ pub(crate) struct ResourceModel {
     pub last_modified: Option<syn::LitStr>,
     pub list: Option<syn::Path>,
     pub completions: Vec<CompleteEntry>,
-    pub icons: Vec<Icon>,
-    pub meta: Option<syn::LitStr>,
     pub params: Vec<TextParam>,
+    /// The parameters as written, before any was rejected.
+    pub written: WrittenParams,
     pub return_type: Option<syn::Type>,
 }
 
-/// One variable of the template, with where it is written.
-struct Variable {
-    name: String,
-    /// A `{?…}` variable, which may be absent.
-    query: bool,
-    /// Byte range inside the literal's value.
-    range: std::ops::Range<usize>,
-}
-
-pub(crate) fn parse(
-    args: TokenStream,
-    mut func: syn::ItemFn,
-) -> Result<ResourceModel, Box<(syn::ItemFn, syn::Error)>> {
-    let cx = Ctxt::new();
-    let attr = parse_attr(&cx, args);
-    // `None` when the URI is missing or malformed (already reported): then which parameters
-    // it binds is unknown, and checking them would only add confusing errors.
+/// Reads the attribute, the URI template and the function, each on its own.
+pub(crate) fn parse(cx: &Ctxt, args: TokenStream, mut func: syn::ItemFn) -> ResourceModel {
+    let attr = parse_attr(cx, args);
     let variables = attr
         .uri
         .as_ref()
-        .and_then(|uri| template_variables(&cx, uri));
+        .and_then(|uri| template_variables(cx, uri));
     let written = WrittenParams::of(&func.sig);
-    check_signature(&cx, &mut func.sig, Item::Resource);
-    let params = parse_text_params(&cx, &mut func, Item::Resource);
-    check_return_type(&cx, &func.sig, Item::Resource);
-    if let (Some(uri), Some(variables)) = (&attr.uri, &variables) {
-        bind_variables(&cx, uri, variables, &params, &written);
-        check_completions(&cx, &attr.completions, variables);
-        if let Some(list) = &attr.list
-            && variables.is_empty()
-        {
-            cx.error_spanned_by(
-                list,
-                "`list` belongs to a URI template: a static resource is listed by itself; remove `list`, or add a `{variable}` to the URI",
-            );
-        }
+    check_signature(cx, &mut func.sig, Kind::Resource);
+    let params = parse_text_params(cx, &mut func, Kind::Resource);
+    check_return_type(cx, &func.sig, Kind::Resource);
+    ResourceModel {
+        common: Common::new(attr.common, &func),
+        return_type: return_type(&func),
+        func,
+        uri: attr.uri,
+        variables,
+        mime: attr.mime,
+        size: attr.size,
+        audience: attr.audience,
+        priority: attr.priority,
+        cache: attr.cache,
+        last_modified: attr.last_modified,
+        list: attr.list,
+        completions: attr.completions,
+        params,
+        written,
     }
-    let name = attr
-        .name
-        .as_ref()
-        .map_or_else(|| unraw(&func.sig.ident), syn::LitStr::value);
-    let return_type = return_type(&func);
-    let description = Description::new(attr.description, &func.attrs);
-    match (cx.check(), attr.uri) {
-        (Ok(()), Some(uri)) => Ok(ResourceModel {
-            func,
-            uri,
-            name,
-            title: attr.title,
-            description,
-            mime: attr.mime,
-            size: attr.size,
-            audience: attr.audience,
-            priority: attr.priority,
-            cache: attr.cache,
-            last_modified: attr.last_modified,
-            list: attr.list,
-            completions: attr.completions,
-            icons: attr.icons,
-            meta: attr.meta,
-            params,
-            return_type,
-        }),
-        // A missing URI is always reported, so the second case cannot happen; it is not worth
-        // a panic in the compiler.
-        (result, _) => {
-            let e = result
-                .err()
-                .unwrap_or_else(|| syn::Error::new(Span::call_site(), "a resource needs a URI"));
-            Err(Box::new((func, e)))
-        }
-    }
-}
-
-/// Every variable needs a parameter of its name, and every parameter but `Context` a variable.
-fn bind_variables(
-    cx: &Ctxt,
-    uri: &syn::LitStr,
-    variables: &[Variable],
-    params: &[TextParam],
-    written: &WrittenParams,
-) {
-    for variable in variables {
-        let bound = params.iter().find(|p| {
-            p.param.kind == ParamKind::Argument && unraw(&p.param.ident) == variable.name
-        });
-        match bound {
-            None if params.iter().any(|p| unraw(&p.param.ident) == variable.name) => cx
-                .error_at(
-                    span_inside(uri, &variable.range),
-                    format!(
-                        "the URI template variable `{}` is bound to a `Context` parameter: rename the `Context`, and add `{}: String` (or any type that implements `FromStr`)",
-                        variable.name,
-                        parameter_name(&variable.name)
-                    ),
-                ),
-            None if written.covers(&variable.name) => {}
-            None => cx.error_at(
-                span_inside(uri, &variable.range),
-                format!(
-                    "the URI template variable `{}` has no parameter: add `{}: String` (or any type that implements `FromStr`) to the function",
-                    variable.name,
-                    parameter_name(&variable.name)
-                ),
-            ),
-            Some(p) if variable.query && p.required => cx.error_spanned_by(
-                &p.param.ty,
-                format!(
-                    "`{}` is a query variable, which a URI may leave out: make its parameter an `Option<{}>`",
-                    variable.name,
-                    quote::ToTokens::to_token_stream(&p.param.ty)
-                        .to_string()
-                        .replace(' ', "")
-                ),
-            ),
-            Some(_) => {}
-        }
-    }
-    for p in params
-        .iter()
-        .filter(|p| p.param.kind == ParamKind::Argument)
-    {
-        let name = unraw(&p.param.ident);
-        if !variables.iter().any(|v| v.name == name) {
-            let message = if variables.is_empty() {
-                format!(
-                    "a static resource takes no arguments, but `{name}` is a parameter: add `{{{name}}}` to the URI to make it a template"
-                )
-            } else {
-                format!(
-                    "the parameter `{name}` is not a variable of the URI template: add `{{{name}}}` to the URI, or remove the parameter"
-                )
-            };
-            cx.error_spanned_by(&p.param.ident, message);
-        }
-    }
-}
-
-fn check_completions(cx: &Ctxt, completions: &[CompleteEntry], variables: &[Variable]) {
-    for entry in completions {
-        let argument = unraw(&entry.argument);
-        if variables.iter().any(|v| v.name == argument) {
-            continue;
-        }
-        let message = if variables.is_empty() {
-            format!(
-                "a static resource has no variable `{argument}` to complete: `complete` belongs to a URI template"
-            )
-        } else {
-            let known: Vec<&str> = variables.iter().map(|v| v.name.as_str()).collect();
-            format!(
-                "the URI template has no variable `{argument}` to complete{}",
-                suggestion(&argument, &known)
-            )
-        };
-        cx.error_spanned_by(&entry.argument, message);
-    }
-}
-
-/// The parameter that binds a variable: `r#type` for `{type}`.
-fn parameter_name(variable: &str) -> String {
-    if syn::parse_str::<syn::Ident>(variable).is_ok() {
-        variable.to_owned()
-    } else {
-        format!("r#{variable}")
-    }
-}
-
-/// A span inside the literal where rustc can give one (nightly); the whole literal otherwise.
-fn span_inside(lit: &syn::LitStr, range: &std::ops::Range<usize>) -> Span {
-    // The token includes the opening quote (or `r#"`), so offsets in the value shift by it.
-    let token = lit.token().to_string();
-    let shift = token.find('"').map_or(0, |q| q + 1);
-    lit.token()
-        .subspan(range.start + shift..range.end + shift)
-        .unwrap_or_else(|| lit.span())
-}
-
-/// The variables of a URI template, with every syntax problem reported inside the literal;
-/// `None` when there was one. Accepts what `mcp_runtime::UriTemplate::parse` accepts, with
-/// names that can be parameters, so a template that compiles also builds.
-fn template_variables(cx: &Ctxt, uri: &syn::LitStr) -> Option<Vec<Variable>> {
-    let text = uri.value();
-    if text.is_empty() {
-        cx.error_spanned_by(
-            uri,
-            "a resource needs a URI: `#[resource(\"file:///notes.txt\")]`",
-        );
-        return None;
-    }
-    let mut variables: Vec<Variable> = Vec::new();
-    let mut well_formed = true;
-    let mut error = |range: std::ops::Range<usize>, message: String| {
-        cx.error_at(span_inside(uri, &range), message);
-        well_formed = false;
-    };
-    let mut rest = 0;
-    // Where the previous `{var}` or `{+var}` ended, to find two with no text between.
-    let mut previous_path_end = None;
-    while let Some(found) = text[rest..].find(['{', '}']) {
-        let open = rest + found;
-        if text.as_bytes()[open] == b'}' {
-            error(
-                open..open + 1,
-                "`}` without a matching `{` in the URI template".to_owned(),
-            );
-            return None;
-        }
-        let Some(close) = text[open..].find('}').map(|c| open + c) else {
-            error(
-                open..text.len(),
-                "`{` without a matching `}` in the URI template".to_owned(),
-            );
-            return None;
-        };
-        let range = open..close + 1;
-        let written = &text[range.clone()];
-        rest = close + 1;
-        let expression = &text[open + 1..close];
-        let (query, names) = match expression.chars().next() {
-            None => {
-                error(
-                    range,
-                    "an empty expression `{}` in the URI template: name a variable, as in `{table}`"
-                        .to_owned(),
-                );
-                continue;
-            }
-            Some('?') => (true, &expression[1..]),
-            Some('+') => (false, &expression[1..]),
-            Some(c) if !(c.is_ascii_alphanumeric() || c == '_') => {
-                error(
-                    range,
-                    format!(
-                        "the URI template operator `{c}` in `{written}` is not supported; use `{{var}}`, `{{+var}}` or `{{?a,b}}`"
-                    ),
-                );
-                continue;
-            }
-            _ => (false, expression),
-        };
-        if query && close + 1 != text.len() {
-            error(
-                range.clone(),
-                format!("the query expression `{written}` must end the URI template"),
-            );
-        }
-        if !query {
-            if previous_path_end == Some(open) {
-                error(
-                    range.clone(),
-                    format!(
-                        "`{written}` follows another variable directly: separate them with literal text, as in `{{a}}/{{b}}`, so a URI can be split between them"
-                    ),
-                );
-            }
-            previous_path_end = Some(close + 1);
-        }
-        let names: Vec<&str> = names.split(',').collect();
-        if names.len() > 1 && !query {
-            error(
-                range.clone(),
-                format!(
-                    "`{written}` lists several variables, which only a query expression `{{?a,b}}` may do"
-                ),
-            );
-        }
-        for name in names {
-            if name.is_empty() {
-                error(
-                    range.clone(),
-                    format!("a variable name is missing in `{written}`"),
-                );
-                continue;
-            }
-            if let Err(problem) = check_variable_name(name) {
-                error(range.clone(), problem);
-                continue;
-            }
-            if variables.iter().any(|v| v.name == name) {
-                error(
-                    range.clone(),
-                    format!("the variable `{name}` appears twice in the URI template"),
-                );
-                continue;
-            }
-            variables.push(Variable {
-                name: name.to_owned(),
-                query,
-                range: range.clone(),
-            });
-        }
-    }
-    well_formed.then_some(variables)
-}
-
-/// A variable names a parameter: ASCII letters, digits and `_`, not starting with a digit.
-fn check_variable_name(name: &str) -> Result<(), String> {
-    let valid = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
-    if valid {
-        return Ok(());
-    }
-    let mut fixed: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if fixed.starts_with(|c: char| c.is_ascii_digit()) {
-        fixed.insert(0, '_');
-    }
-    Err(format!(
-        "`{name}` is not a valid URI template variable name: it is the name of a parameter, so use ASCII letters, digits and `_`, not starting with a digit: `{{{fixed}}}`"
-    ))
 }
 
 struct ResourceAttr {
     uri: Option<syn::LitStr>,
-    name: Option<syn::LitStr>,
-    title: Option<syn::LitStr>,
-    description: Option<syn::LitStr>,
+    common: super::common::CommonAttr,
     mime: Option<syn::LitStr>,
     size: Option<syn::LitInt>,
     audience: Vec<syn::Ident>,
@@ -380,8 +103,6 @@ struct ResourceAttr {
     last_modified: Option<syn::LitStr>,
     list: Option<syn::Path>,
     completions: Vec<CompleteEntry>,
-    icons: Vec<Icon>,
-    meta: Option<syn::LitStr>,
     cache: Option<CacheHint>,
 }
 
@@ -439,45 +160,26 @@ fn parse_cache(cx: &Ctxt, meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<
 
 fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
     let (uri, rest) = split_uri(cx, args);
-    let mut name = Attr::none(cx, "name");
-    let mut title = Attr::none(cx, "title");
-    let mut description = Attr::none(cx, "description");
+    let mut common = CommonKeys::new(cx, &EXAMPLES);
     let mut mime = Attr::none(cx, "mime");
     let mut size = Attr::none(cx, "size");
     let mut priority = Attr::none(cx, "priority");
     let mut last_modified = Attr::none(cx, "last_modified");
     let mut list = Attr::none(cx, "list");
-    let mut meta_json = Attr::none(cx, "meta");
     let mut cache = Attr::none(cx, "cache");
     let mut audience = Vec::new();
-    let mut icons = Vec::new();
     let mut completions = Vec::new();
-    let parser = syn::meta::parser(|meta| {
-        let key = key_text(&meta);
-        match key.as_str() {
-            "name" => set(&mut name, &meta, string_value(cx, &meta, "table_ddl")?),
-            "title" => set(&mut title, &meta, string_value(cx, &meta, "Table DDL")?),
-            "description" => set(
-                &mut description,
-                &meta,
-                string_value(cx, &meta, "The DDL of a table.")?,
-            ),
-            "mime" => set(&mut mime, &meta, string_value(cx, &meta, "text/plain")?),
-            "size" => set(&mut size, &meta, int_value(cx, &meta, "1024")?),
-            "priority" => set(&mut priority, &meta, unit_float_value(cx, &meta)?),
-            "last_modified" => set(
-                &mut last_modified,
-                &meta,
-                string_value(cx, &meta, "2025-01-12T15:00:58Z")?,
-            ),
-            "list" => set(&mut list, &meta, path_value(cx, &meta, "list_tables")?),
-            "meta" => set(
-                &mut meta_json,
-                &meta,
-                string_value(cx, &meta, "{\"team\": \"data\"}")?,
-            ),
+    read_keys(cx, rest, &mut common, KEYS, |key, meta| {
+        match key {
+            "mime" => mime.set_read(meta, string_value(cx, meta, "text/plain")?),
+            "size" => size.set_read(meta, int_value(cx, meta, "1024")?),
+            "priority" => priority.set_read(meta, unit_float_value(cx, meta)?),
+            "last_modified" => {
+                last_modified.set_read(meta, string_value(cx, meta, "2025-01-12T15:00:58Z")?)
+            }
+            "list" => list.set_read(meta, path_value(cx, meta, "list_tables")?),
             "audience" => {
-                nested_list(cx, &meta, "audience(user, assistant)", |role| {
+                nested_list(cx, meta, "audience(user, assistant)", |role| {
                     skip_value(&role)?;
                     match role.path.get_ident() {
                         Some(ident) if audience.contains(ident) => cx.error_spanned_by(
@@ -498,31 +200,15 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
                     Ok(())
                 })?;
             }
-            "icon" => icons.extend(parse_icon(cx, &meta)?),
-            "cache" => set(&mut cache, &meta, parse_cache(cx, &meta)?),
-            "complete" => parse_complete(cx, &meta, "table", &mut completions)?,
-            _ => {
-                skip_value(&meta)?;
-                cx.error_spanned_by(
-                    &meta.path,
-                    format!(
-                        "unknown attribute `{}`{}",
-                        path_text(&meta.path),
-                        suggestion(&key, KEYS)
-                    ),
-                );
-            }
+            "cache" => cache.set_read(meta, parse_cache(cx, meta)?),
+            "complete" => parse_complete(cx, meta, "table", &mut completions)?,
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     });
-    if let Err(e) = syn::parse::Parser::parse2(parser, rest) {
-        cx.syn_error(e);
-    }
     ResourceAttr {
         uri,
-        name: name.get(),
-        title: title.get(),
-        description: description.get(),
+        common: common.finish(),
         mime: mime.get(),
         size: size.get(),
         audience,
@@ -530,15 +216,7 @@ fn parse_attr(cx: &Ctxt, args: TokenStream) -> ResourceAttr {
         last_modified: last_modified.get(),
         list: list.get(),
         completions,
-        icons,
-        meta: meta_json.get(),
         cache: cache.get(),
-    }
-}
-
-fn set<T>(slot: &mut Attr<'_, T>, meta: &syn::meta::ParseNestedMeta<'_>, value: Option<T>) {
-    if let Some(value) = value {
-        slot.set(&meta.path, value);
     }
 }
 
@@ -626,24 +304,4 @@ fn split_uri(cx: &Ctxt, args: TokenStream) -> (Option<syn::LitStr>, TokenStream)
         format!("a resource's first argument is its URI: `{URI_EXAMPLE}`"),
     );
     (None, tokens.into_iter().collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_variable_name_must_be_able_to_name_a_parameter() {
-        assert!(check_variable_name("table_2").is_ok());
-        let problem = check_variable_name("table-name").unwrap_err();
-        assert!(problem.contains("`{table_name}`"), "{problem}");
-        let problem = check_variable_name("2nd").unwrap_err();
-        assert!(problem.contains("`{_2nd}`"), "{problem}");
-    }
-
-    #[test]
-    fn a_keyword_variable_binds_a_raw_parameter() {
-        assert_eq!(parameter_name("table"), "table");
-        assert_eq!(parameter_name("type"), "r#type");
-    }
 }

@@ -1,63 +1,50 @@
 //! What `#[tool]`, `#[prompt]` and `#[resource]` share: the function's signature, its
-//! parameters (`Context` recognised by type), and its return type.
+//! parameters (`Context` recognised by type, `#[header]` and `#[default]` read), and its return
+//! type. Each is checked on its own here; how they fit the attribute is `validate`'s.
 
+use mcp_grammar::header::{self, NameProblem, TOKEN_PUNCTUATION};
 use quote::ToTokens;
 
-use super::Ctxt;
-use super::docs::Docs;
+use super::Kind;
+use crate::ctxt::Ctxt;
 
-/// The kind of item a function becomes, for messages.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Item {
-    Tool,
-    Prompt,
-    Resource,
-}
-
-impl Item {
-    pub(crate) fn noun(self) -> &'static str {
-        match self {
-            Item::Tool => "tool",
-            Item::Prompt => "prompt",
-            Item::Resource => "resource",
-        }
-    }
-
+/// What a parameter or signature problem is called for each kind of item.
+impl Kind {
     /// Why parameter types must be concrete and owned.
     fn why_concrete(self) -> &'static str {
         match self {
-            Item::Tool => "its JSON Schema is built from the concrete type",
-            Item::Prompt => "the argument's text is parsed into the concrete type",
-            Item::Resource => "the URI variable's text is parsed into the concrete type",
+            Kind::Tool => "its JSON Schema is built from the concrete type",
+            Kind::Prompt => "the argument's text is parsed into the concrete type",
+            Kind::Resource => "the URI variable's text is parsed into the concrete type",
         }
     }
 
     fn why_owned(self) -> &'static str {
         match self {
-            Item::Tool => "arguments are deserialised into it",
-            Item::Prompt => "the argument's text is parsed into it",
-            Item::Resource => "the URI variable's text is parsed into it",
+            Kind::Tool => "arguments are deserialised into it",
+            Kind::Prompt => "the argument's text is parsed into it",
+            Kind::Resource => "the URI variable's text is parsed into it",
         }
     }
 
     fn why_generic(self) -> &'static str {
         match self {
-            Item::Tool => "so their JSON Schema is known",
-            Item::Prompt => "so the arguments can be parsed into them",
-            Item::Resource => "so the URI variables can be parsed into them",
+            Kind::Tool => "so their JSON Schema is known",
+            Kind::Prompt => "so the arguments can be parsed into them",
+            Kind::Resource => "so the URI variables can be parsed into them",
         }
     }
 
     /// Why a parameter takes no `#[serde(…)]`, and what to write instead.
     fn why_no_serde(self) -> &'static str {
         match self {
-            Item::Tool => {
+            Kind::Tool => {
                 "a tool parameter takes no `#[serde(…)]` attributes: give a default with `#[default = 10]` (shown in the schema as `default`), or make it an `Option<T>`; for other serde options, take a struct with `#[tool(args)]`, whose fields take them"
             }
-            Item::Prompt => {
+            Kind::Prompt => {
                 "a prompt argument is text parsed with `FromStr`, so `#[serde(…)]` does not apply: for a default, make the parameter an `Option<T>` and use `unwrap_or` in the function"
             }
-            Item::Resource => {
+            Kind::Resource => {
                 "a URI variable is text parsed with `FromStr`, so `#[serde(…)]` does not apply"
             }
         }
@@ -66,58 +53,27 @@ impl Item {
     /// What to write after `->` when a prompt or resource has no return type.
     fn return_example(self) -> &'static str {
         match self {
-            Item::Tool => "",
-            Item::Prompt => {
+            Kind::Tool => "",
+            Kind::Prompt => {
                 "add `-> String` (or `PromptMessage`, `Vec<PromptMessage>`, `GetPromptResult`)"
             }
-            Item::Resource => "add `-> String` (or `Vec<u8>`, `Json<T>`, `ResourceContents`)",
+            Kind::Resource => "add `-> String` (or `Vec<u8>`, `Json<T>`, `ResourceContents`)",
         }
     }
 
     /// What a parameter's name is.
     fn why_plain(self) -> &'static str {
         match self {
-            Item::Tool | Item::Prompt => "the name is the argument's name",
-            Item::Resource => "the name is the URI variable's name",
+            Kind::Tool | Kind::Prompt => "the name is the argument's name",
+            Kind::Resource => "the name is the URI variable's name",
         }
     }
 
     fn result(self) -> &'static str {
         match self {
-            Item::Tool => "a tool result",
-            Item::Prompt => "a prompt result",
-            Item::Resource => "resource contents",
-        }
-    }
-}
-
-/// The description of an item: the attribute's override, or the function's doc comment.
-pub(crate) enum Description {
-    Override(syn::LitStr),
-    Docs(Docs),
-}
-
-impl Description {
-    pub(crate) fn new(over: Option<syn::LitStr>, attrs: &[syn::Attribute]) -> Description {
-        match over {
-            Some(lit) => Description::Override(lit),
-            None => Description::Docs(Docs::from_attrs(attrs)),
-        }
-    }
-
-    /// Whether the item has no description: no doc comment and no `description = "…"`.
-    pub(crate) fn is_missing(&self) -> bool {
-        match self {
-            Description::Override(lit) => lit.value().trim().is_empty(),
-            Description::Docs(docs) => docs.is_empty(),
-        }
-    }
-
-    /// `Some("…")` or `None`, as an `Option<&'static str>` expression.
-    pub(crate) fn to_option_tokens(&self) -> proc_macro2::TokenStream {
-        match self {
-            Description::Override(lit) => quote::quote!(::core::option::Option::Some(#lit)),
-            Description::Docs(docs) => docs.to_option_tokens(),
+            Kind::Tool => "a tool result",
+            Kind::Prompt => "a prompt result",
+            Kind::Resource => "resource contents",
         }
     }
 }
@@ -182,7 +138,7 @@ impl WrittenParams {
 
 /// Reports what no item can have; a variadic is taken off the function, as rustc would
 /// report it again.
-pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Item) {
+pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Kind) {
     let noun = item.noun();
     if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         cx.error_spanned_by(
@@ -221,7 +177,7 @@ pub(crate) fn check_signature(cx: &Ctxt, sig: &mut syn::Signature, item: Item) {
 /// A tool may return nothing; a prompt returns its messages and a resource its contents, so
 /// for them a missing return type is reported on the signature, not as an unmet trait bound
 /// on `()` somewhere in the attribute.
-pub(crate) fn check_return_type(cx: &Ctxt, sig: &syn::Signature, item: Item) {
+pub(crate) fn check_return_type(cx: &Ctxt, sig: &syn::Signature, item: Kind) {
     match &sig.output {
         syn::ReturnType::Type(_, ty) if matches!(**ty, syn::Type::ImplTrait(_)) => {
             cx.error_spanned_by(
@@ -233,11 +189,12 @@ pub(crate) fn check_return_type(cx: &Ctxt, sig: &syn::Signature, item: Item) {
                 ),
             );
         }
-        syn::ReturnType::Default if item != Item::Tool => {
-            let (fn_token, ident, inputs) = (&sig.fn_token, &sig.ident, &sig.inputs);
-            let mut tokens = quote::quote!(#fn_token #ident);
+        syn::ReturnType::Default if item != Kind::Tool => {
+            // `fn name(…)`, where the return type would go.
+            let mut tokens = sig.fn_token.to_token_stream();
+            sig.ident.to_tokens(&mut tokens);
             sig.paren_token
-                .surround(&mut tokens, |t| t.extend(quote::quote!(#inputs)));
+                .surround(&mut tokens, |t| sig.inputs.to_tokens(t));
             cx.error_spanned_by(
                 tokens,
                 format!(
@@ -260,7 +217,7 @@ pub(crate) fn return_type(func: &syn::ItemFn) -> Option<syn::Type> {
     }
 }
 
-pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec<Param> {
+pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Kind) -> Vec<Param> {
     let noun = item.noun();
     let mut params = Vec::new();
     for input in &mut func.sig.inputs {
@@ -335,13 +292,13 @@ fn parse_header(
     attrs: &[syn::Attribute],
     ident: &syn::Ident,
     kind: ParamKind,
-    item: Item,
+    item: Kind,
 ) -> Option<Header> {
     let (first, rest) = attrs.split_first()?;
     for extra in rest {
         cx.error_spanned_by(extra, "duplicate attribute `header`");
     }
-    if item != Item::Tool {
+    if item != Kind::Tool {
         cx.error_spanned_by(
             first,
             format!(
@@ -359,7 +316,7 @@ fn parse_header(
         return None;
     }
     let (name, at) = match &first.meta {
-        syn::Meta::Path(_) => (default_header_name(&unraw(ident)), first.to_token_stream()),
+        syn::Meta::Path(_) => (header::default_name(&unraw(ident)), first.to_token_stream()),
         syn::Meta::List(list) => match syn::parse2::<syn::LitStr>(list.tokens.clone()) {
             Ok(lit) => (lit.value(), lit.to_token_stream()),
             Err(_) => {
@@ -396,13 +353,13 @@ fn parse_default(
     cx: &Ctxt,
     attrs: &[syn::Attribute],
     kind: ParamKind,
-    item: Item,
+    item: Kind,
 ) -> Option<syn::Expr> {
     let (first, rest) = attrs.split_first()?;
     for extra in rest {
         cx.error_spanned_by(extra, "duplicate attribute `default`");
     }
-    if item != Item::Tool {
+    if item != Kind::Tool {
         cx.error_spanned_by(
             first,
             format!(
@@ -456,41 +413,21 @@ fn parse_default(
     Some(nv.value.clone())
 }
 
-/// `region` → `Region`, `tenant_id` → `Tenant-Id`.
-fn default_header_name(param: &str) -> String {
-    param
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join("-")
-}
-
-/// An HTTP field name (RFC 9110 `token`): one or more of `A-Z a-z 0-9 ! # $ % & ' * + - . ^ _ \` | ~`.
+/// An HTTP field name (`mcp_grammar::header`'s rules), with what to write instead.
 fn check_header_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the header name is empty: name it, e.g. `#[header(\"Region\")]`".into());
-    }
-    match name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)))
-    {
-        None => Ok(()),
-        Some(c) => Err(format!(
-            "`{}` cannot be in an HTTP header name: use letters, digits and `-` (any of `!#$%&'*+-.^_`|~` too)",
+    header::check_name(name).map_err(|problem| match problem {
+        NameProblem::Empty => {
+            "the header name is empty: name it, e.g. `#[header(\"Region\")]`".to_owned()
+        }
+        NameProblem::Character(c) => format!(
+            "`{}` cannot be in an HTTP header name: use letters, digits and `-` (any of `{TOKEN_PUNCTUATION}` too)",
             c.escape_default()
-        )),
-    }
+        ),
+    })
 }
 
 /// Reports types that can never be arguments; true when one was found.
-fn check_param_type(cx: &Ctxt, ty: &syn::Type, item: Item) -> bool {
+fn check_param_type(cx: &Ctxt, ty: &syn::Type, item: Kind) -> bool {
     let noun = item.noun();
     match ty {
         syn::Type::ImplTrait(_) => {
@@ -551,7 +488,7 @@ pub(crate) struct TextParam {
 }
 
 /// The parameters of a prompt or resource, each with the type its text is parsed into.
-pub(crate) fn parse_text_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Item) -> Vec<TextParam> {
+pub(crate) fn parse_text_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Kind) -> Vec<TextParam> {
     parse_params(cx, func, item)
         .into_iter()
         .map(|param| {
@@ -592,12 +529,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_names_default_to_the_parameter_in_header_case() {
-        assert_eq!(default_header_name("region"), "Region");
-        assert_eq!(default_header_name("tenant_id"), "Tenant-Id");
+    fn a_header_name_that_is_no_http_token_is_refused_with_the_fix() {
         assert!(check_header_name("Tenant-Id").is_ok());
-        assert!(check_header_name("").is_err());
-        assert!(check_header_name("Tenant Id").is_err());
+        let empty = check_header_name("").unwrap_err();
+        assert!(empty.contains("`#[header(\"Region\")]`"), "{empty}");
+        let space = check_header_name("Tenant Id").unwrap_err();
+        assert!(
+            space.starts_with("` ` cannot be in an HTTP header name"),
+            "{space}"
+        );
         assert!(check_header_name("Région").is_err());
     }
 }

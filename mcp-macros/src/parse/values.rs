@@ -3,8 +3,9 @@
 //! keys after it are still read.
 
 use proc_macro2::TokenStream;
+use quote::ToTokens;
 
-use super::Ctxt;
+use crate::ctxt::Ctxt;
 
 /// The string literal after `key =`.
 pub(crate) fn string_value(
@@ -241,7 +242,9 @@ pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<T
     if meta.input.peek(syn::Token![=]) {
         let eq: syn::Token![=] = meta.input.parse()?;
         let value: syn::Expr = meta.input.parse()?;
-        Ok(quote::quote!(#eq #value))
+        let mut tokens = eq.into_token_stream();
+        value.to_tokens(&mut tokens);
+        Ok(tokens)
     } else if meta.input.peek(syn::token::Paren) {
         let content;
         let paren = syn::parenthesized!(content in meta.input);
@@ -254,8 +257,9 @@ pub(crate) fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<T
     }
 }
 
+/// A path as written, without spaces (`a::b`), for messages.
 pub(crate) fn path_text(path: &syn::Path) -> String {
-    quote::quote!(#path).to_string().replace(' ', "")
+    path.to_token_stream().to_string().replace(' ', "")
 }
 
 /// The key of a nested meta item as text (empty for a path that is not one identifier).

@@ -1,7 +1,9 @@
 //! Tool arguments mirrored into HTTP headers (`x-mcp-header`, 2026-07-28): found in a tool's
 //! input schema once, when the catalogue is built, and checked against the specification's
-//! constraints there, so a server never lists a tool that clients must reject.
+//! constraints there, so a server never lists a tool that clients must reject. What a header
+//! name is comes from `mcp_grammar::header`, which `#[header]` checks too.
 
+use mcp_grammar::header::{self, NameProblem};
 use serde_json::Value;
 
 /// The keyword naming the header a property is mirrored into.
@@ -102,8 +104,15 @@ fn collect(
             let name = name
                 .as_str()
                 .ok_or_else(|| format!("`{KEYWORD}` of `{at}` must be a string"))?;
-            check_field_name(name)
-                .map_err(|problem| format!("`{KEYWORD}` of `{at}`: {problem}"))?;
+            header::check_name(name).map_err(|problem| {
+                let problem = match problem {
+                    NameProblem::Empty => "the header name is empty".to_owned(),
+                    NameProblem::Character(c) => {
+                        format!("`{}` cannot be in an HTTP header name", c.escape_default())
+                    }
+                };
+                format!("`{KEYWORD}` of `{at}`: {problem}")
+            })?;
             let kind = primitive(root, property).ok_or_else(|| {
                 format!(
                     "`{KEYWORD}` marks `{at}`, which is not a string, an integer or a boolean; only those can be mirrored into a header"
@@ -112,7 +121,7 @@ fn collect(
             found.push(HeaderParam {
                 path: path.clone(),
                 name: name.to_owned(),
-                header: format!("mcp-param-{}", name.to_ascii_lowercase()),
+                header: header::field_name(name),
                 kind,
             });
         }
@@ -162,23 +171,6 @@ fn count_keyword(schema: &Value) -> usize {
     }
 }
 
-/// An HTTP field name (RFC 9110 `token`).
-fn check_field_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the header name is empty".into());
-    }
-    match name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)))
-    {
-        None => Ok(()),
-        Some(c) => Err(format!(
-            "`{}` cannot be in an HTTP header name",
-            c.escape_default()
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,7 +213,11 @@ mod tests {
             ),
             (
                 json!({"properties": {"x": {"type": "string", "x-mcp-header": "A B"}}}),
-                "cannot be in",
+                "`x-mcp-header` of `x`: ` ` cannot be in an HTTP header name",
+            ),
+            (
+                json!({"properties": {"x": {"type": "string", "x-mcp-header": ""}}}),
+                "`x-mcp-header` of `x`: the header name is empty",
             ),
             (
                 json!({"properties": {
