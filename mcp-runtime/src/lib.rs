@@ -41,6 +41,7 @@ mod message_log;
 pub mod policy;
 mod prompt;
 pub mod protocol;
+mod quota;
 #[cfg(feature = "redis")]
 pub mod redis;
 mod registry;

@@ -488,7 +488,7 @@ impl ServerBuilder {
                         .unwrap_or_else(|| Arc::new(crate::tasks::InMemoryTaskStore::default())),
                     ttl: self.task_ttl,
                     poll_interval: self.task_poll_interval,
-                    running: Arc::default(),
+                    running: crate::tasks::running_tasks(),
                 },
                 initialize_results,
                 capabilities,

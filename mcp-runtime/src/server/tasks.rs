@@ -21,7 +21,7 @@ use super::request::{Request, Routed};
 use crate::protocol::{Method, RequestId, RpcError, code, response_frame};
 use crate::session::Session;
 use crate::session::{CallTask, ClientError, TaskSlot};
-use crate::tasks::{Running, StoredTask, TaskChange, TaskSupport};
+use crate::tasks::{Running, StoredTask, TaskChange, TaskSupport, start_task};
 
 /// Where a client declares the extension in its capabilities.
 pub(crate) const CLIENT_CAPABILITY: [&str; 2] = ["extensions", EXTENSION];
@@ -163,7 +163,7 @@ impl Server {
         owner: Option<String>,
     ) -> Result<(StoredTask, Running), RpcError> {
         let settings = &self.inner.tasks;
-        let running = Running::start(&settings.running, owner.clone())?;
+        let running = start_task(&settings.running, owner.clone())?;
         let task = StoredTask::new(new_task_id(), owner, settings.ttl, settings.poll_interval);
         settings
             .store

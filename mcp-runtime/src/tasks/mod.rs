@@ -41,7 +41,7 @@ use serde_json::{Map, Value};
 
 pub use memory::InMemoryTaskStore;
 pub use running::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
-pub(crate) use running::{Running, TaskSettings};
+pub(crate) use running::{Running, TaskSettings, running_tasks, start_task};
 pub(crate) use time::{iso8601, now_ms};
 
 /// Whether a tool may run as a task (`#[tool(task)]`, `#[tool(task = "required")]`).

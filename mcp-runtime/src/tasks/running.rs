@@ -1,12 +1,12 @@
 //! How a server keeps its tasks (store, time to live, poll interval), and how many it runs:
 //! a task outlives the request that made it, so it is counted on its own.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::TaskStore;
 use crate::protocol::{RpcError, code};
+use crate::quota::{Full, Held, Quota};
 
 /// How tasks are kept and described.
 #[derive(Clone)]
@@ -15,7 +15,7 @@ pub(crate) struct TaskSettings {
     pub ttl: Option<Duration>,
     pub poll_interval: Duration,
     /// The tasks this process runs, by owner.
-    pub running: Arc<Mutex<HashMap<Option<String>, usize>>>,
+    pub running: Quota<Option<String>>,
 }
 
 /// The most tasks this process runs at once: a task outlives the request that made it, so
@@ -27,46 +27,28 @@ pub const MAX_RUNNING_TASKS: usize = 1024;
 pub const MAX_RUNNING_TASKS_PER_OWNER: usize = 64;
 
 /// A running task's place in the counts, given back when the task ends.
-pub(crate) struct Running {
-    counts: Arc<Mutex<HashMap<Option<String>, usize>>>,
+pub(crate) type Running = Held<Option<String>>;
+
+/// The counts of running tasks, by owner (a token's subject; `None` for every anonymous
+/// caller together).
+pub(crate) fn running_tasks() -> Quota<Option<String>> {
+    Quota::new(MAX_RUNNING_TASKS_PER_OWNER, MAX_RUNNING_TASKS)
+}
+
+/// Counts a task of `owner` as running, or refuses it when the owner or the process runs
+/// as many as it may.
+pub(crate) fn start_task(
+    running: &Quota<Option<String>>,
     owner: Option<String>,
-}
-
-impl Running {
-    pub(crate) fn start(
-        counts: &Arc<Mutex<HashMap<Option<String>, usize>>>,
-        owner: Option<String>,
-    ) -> Result<Running, RpcError> {
-        let mut map = counts.lock().unwrap_or_else(|p| p.into_inner());
-        let total: usize = map.values().sum();
-        let mine = map.get(&owner).copied().unwrap_or(0);
-        if total >= MAX_RUNNING_TASKS || mine >= MAX_RUNNING_TASKS_PER_OWNER {
-            return Err(RpcError::new(
-                code::SERVER_BUSY,
-                format!(
-                    "too many tasks running ({} for this caller, {MAX_RUNNING_TASKS_PER_OWNER} \
-                     at most; {total} in all, {MAX_RUNNING_TASKS} at most): wait for one to \
-                     finish or cancel one",
-                    mine
-                ),
-            ));
-        }
-        *map.entry(owner.clone()).or_insert(0) += 1;
-        Ok(Running {
-            counts: Arc::clone(counts),
-            owner,
-        })
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let mut map = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = map.get_mut(&self.owner) {
-            *count -= 1;
-            if *count == 0 {
-                map.remove(&self.owner);
-            }
-        }
-    }
+) -> Result<Running, RpcError> {
+    running.take(owner).map_err(|Full { held, total }| {
+        RpcError::new(
+            code::SERVER_BUSY,
+            format!(
+                "too many tasks running ({held} for this caller, {MAX_RUNNING_TASKS_PER_OWNER} \
+                 at most; {total} in all, {MAX_RUNNING_TASKS} at most): wait for one to \
+                 finish or cancel one"
+            ),
+        )
+    })
 }

@@ -367,13 +367,13 @@ fn permit(
                 "too many requests in flight for this session",
             )));
         };
-        let Some(call) = state.sessions.begin_call(&s.client) else {
+        let Ok(call) = state.sessions.begin_call(&s.client) else {
             return Err(Box::new(json_error(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many requests in flight for this client, over all its sessions",
             )));
         };
-        return Ok(Some((permit, Some(call))));
+        return Ok(Some((permit, call)));
     }
     let slots = match admitted.shape {
         Body_::Request { listen: true, .. } => &state.listeners,

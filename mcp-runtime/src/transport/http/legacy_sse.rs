@@ -174,7 +174,7 @@ async fn message(
             "too many requests in flight for this session",
         );
     };
-    let Some(client_call) = state.sessions.begin_call(&legacy.client) else {
+    let Ok(client_call) = state.sessions.begin_call(&legacy.client) else {
         return json_error(
             StatusCode::TOO_MANY_REQUESTS,
             "too many requests in flight for this client, over all its sessions",

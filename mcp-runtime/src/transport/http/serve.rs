@@ -10,13 +10,12 @@
 //! stream above all — has none, and SSE streams send keep-alive comments instead, so a peer
 //! that is gone is noticed by the write that fails.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::{Pin, pin};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
@@ -35,64 +34,14 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::options::HttpOptions;
+use crate::quota::Quota;
 
-/// Connections of every peer, counted, against both limits.
-struct Admission {
-    total: AtomicUsize,
-    per_peer: Mutex<HashMap<IpAddr, usize>>,
-    max_total: usize,
-    max_per_peer: usize,
-}
-
-/// One admitted connection's place in the counts, given back when dropped.
-struct Slot {
-    admission: Arc<Admission>,
-    peer: IpAddr,
-}
-
-impl Admission {
-    fn new(options: &HttpOptions) -> Arc<Admission> {
-        Arc::new(Admission {
-            total: AtomicUsize::new(0),
-            per_peer: Mutex::new(HashMap::new()),
-            max_total: effective_max_connections(options.max_connections),
-            max_per_peer: options.max_connections_per_peer.max(1),
-        })
-    }
-
-    fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Slot> {
-        let mut per_peer = self.per_peer.lock().unwrap_or_else(|p| p.into_inner());
-        let mine = per_peer.entry(peer).or_insert(0);
-        if *mine >= self.max_per_peer || self.total.load(Ordering::Relaxed) >= self.max_total {
-            if *mine == 0 {
-                per_peer.remove(&peer);
-            }
-            return None;
-        }
-        *mine += 1;
-        self.total.fetch_add(1, Ordering::Relaxed);
-        Some(Slot {
-            admission: Arc::clone(self),
-            peer,
-        })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut per_peer = self
-            .admission
-            .per_peer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = per_peer.get_mut(&self.peer) {
-            *count -= 1;
-            if *count == 0 {
-                per_peer.remove(&self.peer);
-            }
-        }
-        self.admission.total.fetch_sub(1, Ordering::Relaxed);
-    }
+/// Connections of every peer, counted against the limits on one peer's and on all.
+fn admission(options: &HttpOptions) -> Quota<IpAddr> {
+    Quota::new(
+        options.max_connections_per_peer,
+        effective_max_connections(options.max_connections),
+    )
 }
 
 /// The limit on connections, lowered to what the process's file-descriptor limit allows
@@ -263,7 +212,7 @@ pub(crate) async fn serve(
     options: HttpOptions,
     stopping: Stopping,
 ) {
-    let admission = Admission::new(&options);
+    let admission = admission(&options);
     let options = Arc::new(options);
     let mut connections = JoinSet::new();
     loop {
@@ -282,7 +231,7 @@ pub(crate) async fn serve(
                 continue;
             }
         };
-        let Some(slot) = admission.admit(peer.ip()) else {
+        let Ok(slot) = admission.take(peer.ip()) else {
             tracing::debug!(%peer, "connection refused: at the connection limit");
             refuse(&tcp);
             continue;

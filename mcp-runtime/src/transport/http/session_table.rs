@@ -17,6 +17,7 @@ use super::options::HttpOptions;
 use crate::auth::AuthInfo;
 use crate::cluster::{SessionRecord, SessionStore, StoreError};
 use crate::protocol::ProtocolVersion;
+use crate::quota::{Full, Held, Quota};
 use crate::server::Server;
 use crate::server::cluster::apply_record;
 use crate::session::{Negotiated, Outbound, Session};
@@ -161,33 +162,16 @@ impl Sessions {
     }
 }
 
-/// Requests a client has in flight, over all its sessions.
-type CallCounts = Arc<Mutex<HashMap<Client, usize>>>;
-
-/// One request of a client in flight; its place in the count is given back when dropped.
-pub(crate) struct ClientCall {
-    counts: CallCounts,
-    client: Client,
-}
-
-impl Drop for ClientCall {
-    fn drop(&mut self) {
-        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(count) = counts.get_mut(&self.client) {
-            *count -= 1;
-            if *count == 0 {
-                counts.remove(&self.client);
-            }
-        }
-    }
-}
+/// One request of a client in flight, over all its sessions; its place in the count is
+/// given back when dropped.
+pub(crate) type ClientCall = Held<Client>;
 
 /// Every live session of this process, and — when replicas share sessions — the way to the
 /// shared records.
 pub(crate) struct SessionTable {
     sessions: Mutex<Sessions>,
-    calls: CallCounts,
-    max_calls_per_client: usize,
+    /// Requests each client has in flight, over all its sessions.
+    calls: Quota<Client>,
     epoch: Instant,
     pub idle_timeout: Duration,
     pub max_sessions: usize,
@@ -214,8 +198,7 @@ impl SessionTable {
     pub(crate) fn new(options: &HttpOptions, server: Server) -> Self {
         SessionTable {
             sessions: Mutex::new(Sessions::default()),
-            calls: CallCounts::default(),
-            max_calls_per_client: options.max_in_flight_per_client.max(1),
+            calls: Quota::new(options.max_in_flight_per_client, usize::MAX),
             epoch: Instant::now(),
             idle_timeout: options.session_idle_timeout,
             max_sessions: options.max_sessions.max(1),
@@ -231,20 +214,16 @@ impl SessionTable {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Counts a request of `client` in flight, over all its sessions; `None` when it has as
+    /// Counts a request of `client` in flight, over all its sessions; `Err` when it has as
     /// many as it may. A session's own limit bounds one session; this bounds a client that
-    /// spreads calls over many sessions (calls whose connection closed go on running).
-    pub(crate) fn begin_call(&self, client: &Client) -> Option<ClientCall> {
-        let mut counts = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-        let count = counts.entry(client.clone()).or_insert(0);
-        if *count >= self.max_calls_per_client && *client != Client::Unknown {
-            return None;
+    /// spreads calls over many sessions (calls whose connection closed go on running). A
+    /// client the server cannot tell apart from others is not counted: they would all share
+    /// one count.
+    pub(crate) fn begin_call(&self, client: &Client) -> Result<Option<ClientCall>, Full> {
+        if *client == Client::Unknown {
+            return Ok(None);
         }
-        *count += 1;
-        Some(ClientCall {
-            counts: Arc::clone(&self.calls),
-            client: client.clone(),
-        })
+        self.calls.take(client.clone()).map(Some)
     }
 
     /// Opens a session: a fresh random id, and a task that carries the session's own
