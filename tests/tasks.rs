@@ -312,3 +312,91 @@ fn a_task_listener_hears_every_change_of_its_task() {
         "did not ship"
     );
 }
+
+/// Starts a chore that runs for ten minutes, as the caller with `token{caller}`.
+fn long_chore(peer: &mut Peer, caller: usize) -> mcp_tests::peer::Reply {
+    let auth = format!("Bearer token{caller}");
+    peer.call_with_headers(
+        "tools/call",
+        json!({"name": "chore", "arguments": {"ms": 600_000}}),
+        &[("Authorization", &auth)],
+    )
+}
+
+#[test]
+fn running_tasks_are_bounded_per_caller_and_in_all_and_a_finished_task_frees_its_place() {
+    use mcp_runtime::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};
+    // Enough callers to fill the process: one more than the total holds.
+    let callers = MAX_RUNNING_TASKS / MAX_RUNNING_TASKS_PER_OWNER + 1;
+    let tokens: Vec<String> = (0..callers)
+        .map(|i| format!("token{i}:caller{i}"))
+        .collect();
+    let tokens = tokens.join(",");
+    let mut peer = Peer::open_with_env(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        Transport::Http,
+        MODERN,
+        json!({"elicitation": {}, "extensions": {EXTENSION: {}}}),
+        &[("HTTP_AUTH_TOKENS", &tokens)],
+    );
+    let mut first = None;
+    for _ in 0..MAX_RUNNING_TASKS_PER_OWNER {
+        let task = long_chore(&mut peer, 0);
+        assert_eq!(task.result()["resultType"], "task", "{task:?}");
+        first.get_or_insert_with(|| task.result()["taskId"].as_str().unwrap().to_owned());
+    }
+    let refused = long_chore(&mut peer, 0);
+    assert_eq!(refused.error_code(), -32000, "{refused:?}");
+    let message = refused.message["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "{MAX_RUNNING_TASKS_PER_OWNER} for this caller, {MAX_RUNNING_TASKS_PER_OWNER} at most"
+        )),
+        "{message}"
+    );
+    // Another caller is not held up by the first.
+    for caller in 1..callers - 1 {
+        for _ in 0..MAX_RUNNING_TASKS_PER_OWNER {
+            let task = long_chore(&mut peer, caller);
+            assert_eq!(
+                task.result()["resultType"],
+                "task",
+                "caller {caller}: {task:?}"
+            );
+        }
+    }
+    // The process runs as many as it may: a caller with none is refused too.
+    let last = callers - 1;
+    let refused = long_chore(&mut peer, last);
+    assert_eq!(refused.error_code(), -32000, "{refused:?}");
+    let message = refused.message["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "0 for this caller, {MAX_RUNNING_TASKS_PER_OWNER} at most; {MAX_RUNNING_TASKS} in \
+             all, {MAX_RUNNING_TASKS} at most"
+        )),
+        "{message}"
+    );
+    // A cancelled task gives its place back once its run has stopped.
+    let first = first.unwrap();
+    let ack = peer.call_with_headers(
+        "tasks/cancel",
+        json!({"taskId": first}),
+        &[("Authorization", "Bearer token0")],
+    );
+    assert_eq!(ack.result(), &json!({"resultType": "complete"}));
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    loop {
+        let reply = long_chore(&mut peer, last);
+        if reply.message.get("error").is_none() {
+            assert_eq!(reply.result()["resultType"], "task", "{reply:?}");
+            break;
+        }
+        assert_eq!(reply.error_code(), -32000, "{reply:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the place never came back: {reply:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

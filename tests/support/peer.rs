@@ -96,10 +96,21 @@ impl Peer {
         version: &'static str,
         capabilities: Value,
     ) -> Peer {
+        Peer::open_with_env(program, transport, version, capabilities, &[])
+    }
+
+    /// Like [`Peer::open`], with `env` in the server's environment.
+    pub fn open_with_env(
+        program: &Path,
+        transport: Transport,
+        version: &'static str,
+        capabilities: Value,
+        env: &[(&str, &str)],
+    ) -> Peer {
         let link = match transport {
-            Transport::Stdio => Link::Stdio(StdioServer::spawn(program)),
+            Transport::Stdio => Link::Stdio(StdioServer::spawn_with_env(program, env)),
             Transport::Http => Link::Http {
-                server: HttpServer::spawn(program, &[]),
+                server: HttpServer::spawn(program, env),
                 session: None,
             },
         };
