@@ -19,7 +19,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
-use http_body_util::BodyExt as _;
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 
 use super::security;
 use super::state::{HttpState, json_error};
@@ -106,18 +106,14 @@ enum BodyError {
     Broken,
 }
 
-async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, BodyError> {
-    let mut bytes = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|_| BodyError::Broken)?;
-        if let Ok(data) = frame.into_data() {
-            if bytes.len() + data.len() > limit {
-                return Err(BodyError::TooLarge);
-            }
-            bytes.extend_from_slice(&data);
-        }
+/// The body whole, or why not: the limit is counted as the frames arrive, so an
+/// undeclared or understated length is cut off at the limit too.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(BodyError::TooLarge),
+        Err(_) => Err(BodyError::Broken),
     }
-    Ok(Bytes::from(bytes))
 }
 
 fn too_large(limit: usize) -> Response<Body> {

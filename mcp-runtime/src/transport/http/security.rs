@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use std::sync::Arc;
 
-use super::auth::AuthRejection;
+use super::auth::{AuthRejection, TokenVerifier};
 use super::state::{HttpState, json_error};
 use crate::auth::AuthInfo;
 
@@ -151,69 +151,81 @@ pub(crate) async fn authenticate(
     let Some(verifier) = &state.options.auth else {
         return Ok(None);
     };
-    let metadata_url = metadata_url(state, headers);
+    match verify(verifier.as_ref(), &state.options.required_scopes, headers).await {
+        Ok(info) => Ok(Some(info)),
+        // Only a refusal names the metadata: an accepted request does not build its URL.
+        Err(denial) => Err(denial.refusal(&metadata_url(state, headers))),
+    }
+}
+
+/// Why a request is not authenticated.
+enum Denial {
+    /// No bearer token.
+    Missing,
+    /// A token longer than any this server accepts.
+    TooLong,
+    Invalid(String),
+    /// The token lacks these scopes.
+    Scope(Vec<String>),
+}
+
+async fn verify(
+    verifier: &dyn TokenVerifier,
+    required_scopes: &[String],
+    headers: &HeaderMap,
+) -> Result<AuthInfo, Denial> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
-        .and_then(bearer_token);
-    if token.is_some_and(|t| t.len() > MAX_TOKEN_BYTES) {
-        return Err(challenge(
-            StatusCode::UNAUTHORIZED,
-            &[
-                ("error", "invalid_token"),
-                ("resource_metadata", &metadata_url),
-            ],
-            &format!("invalid token: longer than {MAX_TOKEN_BYTES} bytes"),
-        ));
+        .and_then(bearer_token)
+        .ok_or(Denial::Missing)?;
+    if token.len() > MAX_TOKEN_BYTES {
+        return Err(Denial::TooLong);
     }
-    let Some(token) = token else {
-        return Err(challenge(
-            StatusCode::UNAUTHORIZED,
-            &[("resource_metadata", &metadata_url)],
-            "authorisation required: send a bearer token (Authorization: Bearer …)",
-        ));
-    };
-    let info = match verifier.verify(token).await {
-        Ok(info) => info,
-        Err(AuthRejection::InvalidToken(why)) => {
-            return Err(challenge(
+    let info = verifier.verify(token).await.map_err(|e| match e {
+        AuthRejection::InvalidToken(why) => Denial::Invalid(why),
+        AuthRejection::InsufficientScope(scopes) => Denial::Scope(scopes),
+    })?;
+    if required_scopes.iter().any(|s| !info.has_scope(s)) {
+        return Err(Denial::Scope(required_scopes.to_vec()));
+    }
+    Ok(info)
+}
+
+impl Denial {
+    fn refusal(self, metadata_url: &str) -> Refusal {
+        let invalid = |why: &str| {
+            challenge(
                 StatusCode::UNAUTHORIZED,
                 &[
                     ("error", "invalid_token"),
-                    ("resource_metadata", &metadata_url),
+                    ("resource_metadata", metadata_url),
                 ],
                 &format!("invalid token: {why}"),
-            ));
+            )
+        };
+        match self {
+            Denial::Missing => challenge(
+                StatusCode::UNAUTHORIZED,
+                &[("resource_metadata", metadata_url)],
+                "authorisation required: send a bearer token (Authorization: Bearer …)",
+            ),
+            Denial::TooLong => invalid(&format!("longer than {MAX_TOKEN_BYTES} bytes")),
+            Denial::Invalid(why) => invalid(&why),
+            Denial::Scope(scopes) => {
+                let scope = scopes.join(" ");
+                challenge(
+                    StatusCode::FORBIDDEN,
+                    &[
+                        ("error", "insufficient_scope"),
+                        ("scope", &scope),
+                        ("resource_metadata", metadata_url),
+                    ],
+                    &format!("the token lacks the scopes `{scope}`"),
+                )
+            }
         }
-        Err(AuthRejection::InsufficientScope(scopes)) => {
-            return Err(insufficient_scope(&scopes, &metadata_url));
-        }
-    };
-    if state
-        .options
-        .required_scopes
-        .iter()
-        .any(|s| !info.has_scope(s))
-    {
-        return Err(insufficient_scope(
-            &state.options.required_scopes,
-            &metadata_url,
-        ));
     }
-    Ok(Some(info))
-}
-
-fn insufficient_scope(scopes: &[String], metadata_url: &str) -> Refusal {
-    let scope = scopes.join(" ");
-    challenge(
-        StatusCode::FORBIDDEN,
-        &[
-            ("error", "insufficient_scope"),
-            ("scope", &scope),
-            ("resource_metadata", metadata_url),
-        ],
-        &format!("the token lacks the scopes `{scope}`"),
-    )
 }
 
 /// An error with a `WWW-Authenticate: Bearer` challenge whose parameters are quoted strings
