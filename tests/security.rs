@@ -1059,37 +1059,30 @@ fn a_request_target_with_an_authority_still_needs_a_host() {
 fn a_client_spreading_calls_over_sessions_is_bounded_in_all() {
     let server = catalogue(&[("HTTP_MAX_IN_FLIGHT_PER_CLIENT", "4")]);
     let sessions: Vec<Session> = (0..3).map(|_| Session::open(&server, None)).collect();
-    // Calls left running: each on a connection of its own, whose response waits for it.
+    // Calls left running, two in each of two sessions: each reports progress before it
+    // pauses, so its open stream shows it is in flight (and counted).
     let mut held = Vec::new();
     for (n, session) in sessions.iter().take(2).enumerate() {
         for id in 0..2 {
-            let mut tcp = connect(server.addr());
-            tcp.write_all(
-                &session
-                    .post(&call(id + 10 * n as i64, "sleep", json!({"ms": 60_000})))
-                    .to_bytes(),
-            )
-            .expect("send");
-            held.push(tcp);
+            let id = id + 10 * n as i64;
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "slow_progress",
+                "arguments": {"steps": 2, "pause_ms": 60_000},
+                "_meta": {"progressToken": id},
+            }});
+            let response = session.post(&message).send();
+            assert_eq!(response.status, 200, "{response:?}");
+            let mut stream = response.events();
+            assert_eq!(
+                next_message(&mut stream)["method"],
+                "notifications/progress"
+            );
+            held.push(stream);
         }
     }
-    // The four are in flight once the server has read them; a fifth, in a third session,
-    // is refused as soon as they are.
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let response = sessions[2].post(&call(99, "fast", json!({}))).send();
-        if response.status == 429 {
-            let message = refused(response, 429);
-            assert!(message.contains("this client"), "{message}");
-            break;
-        }
-        assert_eq!(response.status, 200, "{response:?}");
-        assert!(
-            Instant::now() < deadline,
-            "the fifth call was never refused"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    // A fifth, in a third session, is refused.
+    let message = refused(sessions[2].post(&call(99, "fast", json!({}))).send(), 429);
+    assert!(message.contains("this client"), "{message}");
     drop(held);
 }
 
