@@ -108,12 +108,27 @@ fn answer(response: Response) -> Value {
 }
 
 fn call(server: &impl Endpoint, session: &str, id: i64, name: &str, arguments: Value) -> Value {
+    call_method(
+        server,
+        session,
+        id,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+    )
+}
+
+fn call_method(
+    server: &impl Endpoint,
+    session: &str,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> Value {
     answer(
         post(
             server,
             Some(session),
-            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": name, "arguments": arguments}}),
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         )
         .send(),
     )
@@ -321,6 +336,54 @@ fn a_stream_whose_replica_dies_resumes_on_another_with_every_event_once() {
     assert_eq!(
         last["result"]["content"][0]["text"],
         format!("ticked {COUNT} times")
+    );
+}
+
+#[test]
+fn a_stream_with_no_events_yet_resumes_from_its_start_on_another_replica() {
+    let cluster = replicas(2);
+    let session = initialize(cluster.replica(0), json!({}));
+    let subscribed = call_method(
+        cluster.replica(0),
+        &session,
+        1,
+        "resources/subscribe",
+        json!({"uri": "test://watched"}),
+    );
+    assert!(subscribed.get("result").is_some(), "{subscribed}");
+    let get = |server: &HttpServer, last: Option<&str>| {
+        let mut request = server
+            .request("GET", "/mcp")
+            .header("Accept", "text/event-stream")
+            .header("MCP-Protocol-Version", LEGACY)
+            .header("Mcp-Session-Id", &session);
+        if let Some(last) = last {
+            request = request.header("Last-Event-ID", last);
+        }
+        request.send()
+    };
+    // The standalone stream, opened on replica 0: its priming event is all the client
+    // reads before the connection drops.
+    let opened = get(cluster.replica(0), None);
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let mut events = opened.events();
+    let priming = events.expect_event();
+    let id = priming.id.expect("the priming event's id");
+    assert!(id.ends_with(":0"), "{id}");
+    events.disconnect();
+
+    // Replica 1 knows the stream from its opening, not from a first event.
+    let resumed = get(cluster.replica(1), Some(&id));
+    assert_eq!(resumed.status, 200, "{resumed:?}");
+    let mut resumed = resumed.events();
+    let other = initialize(cluster.replica(0), json!({}));
+    let touched = call(cluster.replica(0), &other, 2, "touch_watched", json!({}));
+    assert_eq!(touched["result"]["content"][0]["text"], "touched");
+    let (_, heard) = next_message(&mut resumed, mcp_tests::TIMEOUT)
+        .expect("the resumed stream hears the session's notification");
+    assert_eq!(
+        heard["method"], "notifications/resources/updated",
+        "{heard}"
     );
 }
 
