@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use mcp_runtime::http::HttpOptions;
 use mcp_runtime::prelude::*;
-use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response, SseEvent};
+use mcp_tests::http::{
+    EventStream, HttpServer, Next, Request, Response, Session, SseEvent, json_body,
+};
 use mcp_tests::workspace_binary;
 use serde_json::{Value, json};
 
@@ -61,17 +63,6 @@ fn post(server: &HttpServer, message: &Value) -> Request {
         .request("POST", "/mcp")
         .header("Accept", "application/json, text/event-stream")
         .json(message)
-}
-
-/// The JSON body of a `200 application/json` response.
-fn json_body(response: Response) -> Value {
-    assert_eq!(response.status, 200, "{response:?}");
-    assert_eq!(
-        response.media_type(),
-        Some("application/json"),
-        "{response:?}"
-    );
-    response.json()
 }
 
 /// The SSE body of a `200 text/event-stream` response.
@@ -141,81 +132,6 @@ fn progress_values(messages: &[Value]) -> Vec<f64> {
         .filter(|m| m["method"] == "notifications/progress")
         .map(|m| m["params"]["progress"].as_f64().expect("a progress value"))
         .collect()
-}
-
-/// A session: initialised, `notifications/initialized` sent.
-struct Session<'a> {
-    server: &'a HttpServer,
-    id: String,
-    version: String,
-    token: Option<String>,
-}
-
-impl<'a> Session<'a> {
-    fn open(server: &'a HttpServer, version: &str) -> Session<'a> {
-        Session::open_with(server, version, json!({}), None)
-    }
-
-    fn open_with(
-        server: &'a HttpServer,
-        version: &str,
-        capabilities: Value,
-        token: Option<&str>,
-    ) -> Session<'a> {
-        let mut request = post(server, &initialize_message(version, capabilities));
-        if let Some(token) = token {
-            request = request.header("Authorization", &format!("Bearer {token}"));
-        }
-        let response = request.send();
-        let id = response
-            .header("mcp-session-id")
-            .unwrap_or_else(|| panic!("initialize returns a session id: {response:?}"))
-            .to_owned();
-        let init = json_body(response);
-        assert_eq!(init["result"]["protocolVersion"], version, "{init}");
-        let session = Session {
-            server,
-            id,
-            version: version.to_owned(),
-            token: token.map(String::from),
-        };
-        assert_accepted(
-            session
-                .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-                .send(),
-        );
-        session
-    }
-
-    /// Adds the session's headers to a request.
-    fn headers(&self, mut request: Request) -> Request {
-        request = request
-            .header("Mcp-Session-Id", &self.id)
-            .header("MCP-Protocol-Version", &self.version);
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", &format!("Bearer {token}"));
-        }
-        request
-    }
-
-    fn post(&self, message: &Value) -> Request {
-        self.headers(post(self.server, message))
-    }
-
-    /// `GET` of the endpoint: the session's own stream, or a resumed one.
-    fn get(&self) -> Request {
-        self.headers(self.server.request("GET", "/mcp"))
-            .header("Accept", "text/event-stream")
-    }
-
-    /// A request answered with JSON: its response.
-    fn request(&self, id: i64, method: &str, params: Value) -> Value {
-        json_body(self.post(&request_message(id, method, params)).send())
-    }
-
-    fn call(&self, id: i64, name: &str, arguments: Value) -> Value {
-        json_body(self.post(&call_message(id, name, arguments)).send())
-    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -283,8 +283,9 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let base =
-            std::env::temp_dir().join(format!("mcp-properties-fence-{}", std::process::id()));
+        // A static is never dropped: the fixture lives in the build's scratch directory,
+        // made afresh by each run, rather than in the system's.
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("properties-fence");
         let _ = std::fs::remove_dir_all(&base);
         for dir in ["root/sub", "root-evil", "outside"] {
             std::fs::create_dir_all(base.join(dir)).expect("a directory");

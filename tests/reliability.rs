@@ -3,12 +3,11 @@
 //! answered as it should and still serves.
 
 use std::io::{Read as _, Write as _};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mcp_tests::StdioServer;
 use mcp_tests::http::HttpServer;
 use mcp_tests::peer::{MODERN, Peer, Transport};
+use mcp_tests::{Scratch, StdioServer};
 use serde_json::{Value, json};
 
 fn catalogue(env: &[(&str, &str)]) -> StdioServer {
@@ -35,14 +34,6 @@ fn text(response: &Value) -> &str {
 fn still_serves(server: &mut StdioServer, id: i64) {
     let response = call(server, id, "fast", json!({}));
     assert_eq!(text(&response), "fast", "the server goes on serving");
-}
-
-fn scratch_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-reliability-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
 }
 
 #[test]
@@ -138,19 +129,16 @@ fn an_enormous_result_is_delivered_and_the_server_goes_on() {
     still_serves(&mut server, 2);
 }
 
+#[cfg(target_os = "linux")]
 fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap_or(0)
+    mcp_tests::group::memory_kib(pid, "VmHWM").unwrap_or(0)
 }
 
 #[test]
 #[cfg(target_os = "linux")]
 fn a_client_that_does_not_read_cannot_make_the_server_hold_its_notifications() {
-    let audit = scratch_file("flood-audit.jsonl");
+    let scratch = Scratch::new("reliability");
+    let audit = scratch.path("flood-audit.jsonl");
     let mut server = catalogue(&[("AUDIT_FILE", audit.to_str().unwrap())]);
     server.request(1, "logging/setLevel", json!({"level": "debug"}));
     server.response(1);
@@ -294,7 +282,8 @@ fn a_policy_refuses_calls_with_a_machine_readable_code_naming_its_stage() {
 
 #[test]
 fn every_tool_call_leaves_one_audit_record() {
-    let path = scratch_file("audit.jsonl");
+    let scratch = Scratch::new("reliability");
+    let path = scratch.path("audit.jsonl");
     let path_text = path.to_str().unwrap();
     let mut server = catalogue(&[("AUDIT_FILE", path_text), ("POLICY_DENY", "explode")]);
     call(&mut server, 1, "fast", json!({}));
@@ -336,7 +325,8 @@ fn every_tool_call_leaves_one_audit_record() {
 
 #[test]
 fn mcp_trace_logs_every_message_both_ways_and_leaves_stdout_alone() {
-    let path = scratch_file("trace.log");
+    let scratch = Scratch::new("reliability");
+    let path = scratch.path("trace.log");
     let mut server = catalogue(&[("MCP_TRACE", path.to_str().unwrap())]);
     let response = call(&mut server, 1, "fast", json!({}));
     assert_eq!(text(&response), "fast");

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_runtime::http::HttpOptions;
-use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response};
-use mcp_tests::{StdioServer, TIMEOUT};
+use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response, Session};
+use mcp_tests::{Scratch, StdioServer, TIMEOUT};
 use serde_json::{Value, json};
 
 const LATEST: &str = "2025-11-25";
@@ -86,63 +86,9 @@ fn refused(response: Response, status: u16) -> String {
         .to_owned()
 }
 
-/// An initialised session, with the token it was opened with.
-struct Session<'a> {
-    server: &'a HttpServer,
-    id: String,
-    token: Option<String>,
-}
-
-impl<'a> Session<'a> {
-    fn open(server: &'a HttpServer, token: Option<&str>) -> Session<'a> {
-        let response = bearer(post(server, "/mcp", &initialize()), token).send();
-        let id = response
-            .header("mcp-session-id")
-            .unwrap_or_else(|| panic!("initialize returns a session id: {response:?}"))
-            .to_owned();
-        json_of(response);
-        let session = Session {
-            server,
-            id,
-            token: token.map(str::to_owned),
-        };
-        let initialized = session
-            .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .send();
-        assert_eq!(initialized.status, 202, "{initialized:?}");
-        session
-    }
-
-    /// The same session id, presented with another token.
-    fn as_caller(&self, token: Option<&str>) -> Session<'a> {
-        Session {
-            server: self.server,
-            id: self.id.clone(),
-            token: token.map(str::to_owned),
-        }
-    }
-
-    fn headers(&self, request: Request) -> Request {
-        bearer(
-            request
-                .header("Mcp-Session-Id", &self.id)
-                .header("MCP-Protocol-Version", LATEST),
-            self.token.as_deref(),
-        )
-    }
-
-    fn post(&self, message: &Value) -> Request {
-        self.headers(post(self.server, "/mcp", message))
-    }
-
-    fn get(&self) -> Request {
-        self.headers(self.server.request("GET", "/mcp"))
-            .header("Accept", "text/event-stream")
-    }
-
-    fn call(&self, id: i64, name: &str, arguments: Value) -> Value {
-        json_of(self.post(&call(id, name, arguments)).send())
-    }
+/// A session at the latest handshake revision, as the caller of `token`.
+fn session<'a>(server: &'a HttpServer, token: Option<&str>) -> Session<'a> {
+    Session::open_with(server, LATEST, json!({}), token)
 }
 
 /// A raw connection, for probes no well-behaved client would make.
@@ -310,7 +256,7 @@ fn next_message(stream: &mut EventStream) -> Value {
 #[test]
 fn a_last_event_id_naming_a_stream_never_opened_is_refused() {
     let server = catalogue(&[]);
-    let session = Session::open(&server, None);
+    let session = session(&server, None);
     for forged in [
         format!("{}-made-up:0", session.id),
         format!("{}-get-x:0", session.id),
@@ -330,20 +276,14 @@ fn a_last_event_id_naming_a_stream_never_opened_is_refused() {
 /// The resident memory of a process, from `/proc`.
 #[cfg(target_os = "linux")]
 fn resident_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc");
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kb * 1024
+    mcp_tests::group::memory_kib(pid, "VmRSS").expect("VmRSS") * 1024
 }
 
 #[cfg(target_os = "linux")]
 #[test]
 fn forged_last_event_ids_do_not_grow_the_servers_memory() {
     let server = catalogue(&[]);
-    let session = Session::open(&server, None);
+    let session = session(&server, None);
     let name = "n".repeat(60 * 1024);
     // Warm up the allocator and the connection paths first.
     for i in 0..50 {
@@ -474,11 +414,11 @@ fn connections_past_the_per_peer_limit_get_503_and_the_server_serves_again_after
     }
 }
 
-/// A script that starts the catalogue with at most `files` open file descriptors.
-fn with_file_limit(files: u32) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcp-security-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let script = dir.join(format!("catalogue-nofile-{files}"));
+/// A script that starts the catalogue with at most `files` open file descriptors, in a
+/// scratch directory that goes when the test ends.
+fn with_file_limit(files: u32) -> (Scratch, PathBuf) {
+    let scratch = Scratch::new("security-nofile");
+    let script = scratch.path("catalogue");
     std::fs::write(
         &script,
         format!(
@@ -492,13 +432,13 @@ fn with_file_limit(files: u32) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
-    script
+    (scratch, script)
 }
 
 #[cfg(unix)]
 #[test]
 fn stalled_connections_cannot_exhaust_the_servers_file_descriptors() {
-    let script = with_file_limit(200);
+    let (_scratch, script) = with_file_limit(200);
     let server = HttpServer::spawn(&script, &[("HTTP_HEADER_TIMEOUT_MS", "1000")]);
     // More stalled connections than the process has descriptors.
     let stalled: Vec<TcpStream> = (0..300).map(|_| connect(server.addr())).collect();
@@ -533,7 +473,7 @@ fn stalled_connections_cannot_exhaust_the_servers_file_descriptors() {
 #[test]
 fn a_quiet_stream_sends_keep_alive_comments() {
     let server = catalogue(&[("HTTP_SSE_KEEP_ALIVE_MS", "100")]);
-    let session = Session::open(&server, None);
+    let session = session(&server, None);
     let response = session.get().send();
     assert_eq!(response.status, 200, "{response:?}");
     let mut stream = response.events();
@@ -565,7 +505,7 @@ fn two_callers(extra: &[(&str, &str)]) -> HttpServer {
 #[test]
 fn a_session_id_with_another_callers_token_is_404() {
     let server = two_callers(&[]);
-    let ada = Session::open(&server, Some(ADA));
+    let ada = session(&server, Some(ADA));
     assert_eq!(text(&ada.call(1, "whoami", json!({}))), "ada [mcp]");
     let eve = ada.as_caller(Some(EVE));
     refused(eve.post(&call(2, "whoami", json!({}))).send(), 404);
@@ -581,9 +521,9 @@ fn a_client_opening_sessions_by_the_hundred_cannot_push_out_anothers() {
         ("HTTP_MAX_SESSIONS", "50"),
         ("HTTP_MAX_SESSIONS_PER_CLIENT", "10"),
     ]);
-    let ada = Session::open(&server, Some(ADA));
+    let ada = session(&server, Some(ADA));
     for _ in 0..60 {
-        Session::open(&server, Some(EVE));
+        session(&server, Some(EVE));
     }
     assert_eq!(text(&ada.call(1, "whoami", json!({}))), "ada [mcp]");
 }
@@ -591,12 +531,12 @@ fn a_client_opening_sessions_by_the_hundred_cannot_push_out_anothers() {
 #[test]
 fn a_session_holding_its_stream_open_is_never_ended_to_make_room() {
     let server = catalogue(&[("HTTP_MAX_SESSIONS", "5")]);
-    let busy = Session::open(&server, None);
+    let busy = session(&server, None);
     let response = busy.get().send();
     assert_eq!(response.status, 200, "{response:?}");
     let _stream = response.events();
     for _ in 0..20 {
-        Session::open(&server, None);
+        session(&server, None);
     }
     assert_eq!(text(&busy.call(1, "whoami", json!({}))), "anonymous");
 }
@@ -607,8 +547,8 @@ fn a_session_holding_its_stream_open_is_never_ended_to_make_room() {
 #[test]
 fn an_idle_session_holds_one_list_changed_however_many_changes_there_were() {
     let server = catalogue(&[]);
-    let idle = Session::open(&server, None);
-    let actor = Session::open(&server, None);
+    let idle = session(&server, None);
+    let actor = session(&server, None);
     for round in 0..20 {
         for (id, enabled) in [(1, false), (2, true)] {
             let toggled = actor.call(
@@ -700,7 +640,7 @@ fn a_handler_awaiting_only_the_runtime_is_stopped_at_its_limit_and_others_are_se
 #[test]
 fn sigterm_ends_calls_that_outlive_the_grace_period() {
     let mut server = catalogue(&[("SHUTDOWN_GRACE_MS", "300")]);
-    let session = Session::open(&server, None);
+    let session = session(&server, None);
     // One call that stops when cancelled, one that ignores cancellation; each reports
     // progress first, so its stream shows it is running.
     let mut streams: Vec<EventStream> = [
@@ -878,10 +818,8 @@ fn an_oversized_body_is_a_json_413_and_never_invited() {
 #[test]
 fn the_message_log_is_private_and_redacts_the_values_it_is_told_to() {
     use std::os::unix::fs::PermissionsExt as _;
-    let dir = std::env::temp_dir().join(format!("mcp-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let log = dir.join("trace.log");
-    let _ = std::fs::remove_file(&log);
+    let scratch = Scratch::new("security-trace");
+    let log = scratch.path("trace.log");
     let mut server = StdioServer::spawn_with_env(
         catalogue_path(),
         &[
@@ -908,7 +846,6 @@ fn the_message_log_is_private_and_redacts_the_values_it_is_told_to() {
     assert!(written.contains("\"user\":\"ada\""), "{written}");
     assert!(!written.contains("hunter2-secret"), "{written}");
     assert!(written.contains("[redacted]"), "{written}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1058,7 +995,7 @@ fn a_request_target_with_an_authority_still_needs_a_host() {
 #[test]
 fn a_client_spreading_calls_over_sessions_is_bounded_in_all() {
     let server = catalogue(&[("HTTP_MAX_IN_FLIGHT_PER_CLIENT", "4")]);
-    let sessions: Vec<Session> = (0..3).map(|_| Session::open(&server, None)).collect();
+    let sessions: Vec<Session> = (0..3).map(|_| session(&server, None)).collect();
     // Calls left running, two in each of two sessions: each reports progress before it
     // pauses, so its open stream shows it is in flight (and counted).
     let mut held = Vec::new();

@@ -25,7 +25,11 @@ def check(condition, what):
 
 
 async def main(binary: str) -> None:
-    workspace = pathlib.Path(tempfile.mkdtemp(prefix="mcp-files-")).resolve()
+    with tempfile.TemporaryDirectory(prefix="mcp-files-") as folder:
+        await run(binary, pathlib.Path(folder).resolve())
+
+
+async def run(binary: str, workspace: pathlib.Path) -> None:
     (workspace / "notes.txt").write_text("MCP servers expose tools, prompts and resources.\n" * 3)
     (workspace / "docs").mkdir()
     (workspace / "docs" / "guide.md").write_text("# Guide\n")

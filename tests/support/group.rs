@@ -145,3 +145,14 @@ pub fn parent_of(pid: u32) -> Option<u32> {
 pub fn is_alive(pid: u32) -> bool {
     parent_of(pid).is_some()
 }
+
+/// A memory figure of `pid` from `/proc/{pid}/status`, in KiB: `VmRSS` (resident now) or
+/// `VmHWM` (the most it was resident). `None` once the process is gone.
+#[cfg(target_os = "linux")]
+pub fn memory_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}

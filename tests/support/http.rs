@@ -609,3 +609,132 @@ impl Body {
         }
     }
 }
+
+/// A handshake-era session on a server: opened with `initialize` (and
+/// `notifications/initialized`), and named on every later request with its id, its
+/// revision and, when it has one, its caller's bearer token.
+pub struct Session<'a> {
+    server: &'a HttpServer,
+    /// The `Mcp-Session-Id` the server issued.
+    pub id: String,
+    version: String,
+    token: Option<String>,
+}
+
+impl<'a> Session<'a> {
+    /// Opens a session at `version`, with no client capabilities and no token.
+    pub fn open(server: &'a HttpServer, version: &str) -> Session<'a> {
+        Session::open_with(server, version, serde_json::json!({}), None)
+    }
+
+    /// Opens a session at `version` with these client capabilities, as the caller of
+    /// `token`; fails the test unless the server agrees to the revision.
+    pub fn open_with(
+        server: &'a HttpServer,
+        version: &str,
+        capabilities: Value,
+        token: Option<&str>,
+    ) -> Session<'a> {
+        let initialize = serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": capabilities,
+                "clientInfo": {"name": "http-e2e", "version": "1.0.0"},
+            },
+        });
+        let response = bearer(post(server, &initialize), token).send();
+        let id = response
+            .header("mcp-session-id")
+            .unwrap_or_else(|| panic!("initialize returns a session id: {response:?}"))
+            .to_owned();
+        let init = json_body(response);
+        assert_eq!(init["result"]["protocolVersion"], version, "{init}");
+        let session = Session {
+            server,
+            id,
+            version: version.to_owned(),
+            token: token.map(String::from),
+        };
+        let initialized = session
+            .post(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .send();
+        assert_eq!(initialized.status, 202, "{initialized:?}");
+        assert!(initialized.bytes().is_empty(), "a 202 carries no body");
+        session
+    }
+
+    /// The same session id, presented with another token (or none).
+    pub fn as_caller(&self, token: Option<&str>) -> Session<'a> {
+        Session {
+            server: self.server,
+            id: self.id.clone(),
+            version: self.version.clone(),
+            token: token.map(String::from),
+        }
+    }
+
+    /// Adds the session's headers to a request.
+    pub fn headers(&self, request: Request) -> Request {
+        bearer(
+            request
+                .header("Mcp-Session-Id", &self.id)
+                .header("MCP-Protocol-Version", &self.version),
+            self.token.as_deref(),
+        )
+    }
+
+    /// A `POST` of `message` to the endpoint, in this session.
+    pub fn post(&self, message: &Value) -> Request {
+        self.headers(post(self.server, message))
+    }
+
+    /// `GET` of the endpoint: the session's own stream, or a resumed one.
+    pub fn get(&self) -> Request {
+        self.headers(self.server.request("GET", "/mcp"))
+            .header("Accept", "text/event-stream")
+    }
+
+    /// A request answered with JSON: its response.
+    pub fn request(&self, id: i64, method: &str, params: Value) -> Value {
+        let message = serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": method, "params": params,
+        });
+        json_body(self.post(&message).send())
+    }
+
+    /// A tool call answered with JSON: its response.
+    pub fn call(&self, id: i64, name: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": arguments}),
+        )
+    }
+}
+
+/// A `POST` of `message` to the endpoint, accepting JSON or an SSE stream.
+fn post(server: &HttpServer, message: &Value) -> Request {
+    server
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .json(message)
+}
+
+fn bearer(request: Request, token: Option<&str>) -> Request {
+    match token {
+        Some(token) => request.header("Authorization", &format!("Bearer {token}")),
+        None => request,
+    }
+}
+
+/// The JSON body of a `200 application/json` response.
+pub fn json_body(response: Response) -> Value {
+    assert_eq!(response.status, 200, "{response:?}");
+    assert_eq!(
+        response.media_type(),
+        Some("application/json"),
+        "{response:?}"
+    );
+    response.json()
+}

@@ -19,6 +19,35 @@ use serde_json::{Value, json};
 /// How long a test waits for any one message before it fails.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
+/// A directory of a test's own under the system's temporary directory, removed with
+/// everything in it when dropped (declare it before the server that writes there).
+pub struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// A fresh, empty directory whose name starts `mcp-{name}-`.
+    pub fn new(name: &str) -> Scratch {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("mcp-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        Scratch { dir }
+    }
+
+    /// The path of `file` in the directory (not created).
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A server process spoken to over its standard input and output.
 pub struct StdioServer {
     child: Child,
