@@ -441,6 +441,16 @@ mod tests {
         })
     }
 
+    /// The error text of `arguments` parsed as a [`Search`] under its schema.
+    fn search_refusal(arguments: Value) -> String {
+        let raw = raw(arguments);
+        let err = Arguments::new(Some(&raw))
+            .with_schema(&search_schema())
+            .parse::<Search>()
+            .unwrap_err();
+        text_of(&err)
+    }
+
     #[test]
     fn argument_errors_name_the_field_and_the_expected_type() {
         #[derive(serde::Deserialize, Debug)]
@@ -458,42 +468,24 @@ mod tests {
 
     #[test]
     fn a_misspelt_argument_is_refused_naming_the_closest_known_one() {
-        let raw = raw(json!({"query": "e", "limt": 1}));
-        let schema = search_schema();
-        let err = Arguments::new(Some(&raw))
-            .with_schema(&schema)
-            .parse::<Search>()
-            .unwrap_err();
         assert_eq!(
-            text_of(&err),
+            search_refusal(json!({"query": "e", "limt": 1})),
             "invalid arguments: unknown argument `limt`; did you mean `limit`?"
         );
     }
 
     #[test]
     fn a_misspelt_field_inside_an_argument_is_refused_with_its_path() {
-        let raw = raw(json!({"query": "e", "filter": {"tga": "x"}}));
-        let schema = search_schema();
-        let err = Arguments::new(Some(&raw))
-            .with_schema(&schema)
-            .parse::<Search>()
-            .unwrap_err();
         assert_eq!(
-            text_of(&err),
+            search_refusal(json!({"query": "e", "filter": {"tga": "x"}})),
             "invalid arguments: `filter`: unknown field `tga`; did you mean `tag`?"
         );
     }
 
     #[test]
     fn an_unknown_name_far_from_every_known_one_lists_them() {
-        let raw = raw(json!({"query": "e", "zzzzzz": 1}));
-        let schema = search_schema();
-        let err = Arguments::new(Some(&raw))
-            .with_schema(&schema)
-            .parse::<Search>()
-            .unwrap_err();
         assert_eq!(
-            text_of(&err),
+            search_refusal(json!({"query": "e", "zzzzzz": 1})),
             "invalid arguments: unknown argument `zzzzzz`; expected `filter`, `limit`, `query`"
         );
     }
@@ -569,14 +561,8 @@ mod tests {
 
     #[test]
     fn a_null_dropped_does_not_let_a_misspelt_name_through() {
-        let raw = raw(json!({"query": "e", "limit": null, "limt": 1}));
-        let schema = search_schema();
-        let err = Arguments::new(Some(&raw))
-            .with_schema(&schema)
-            .parse::<Search>()
-            .unwrap_err();
         assert_eq!(
-            text_of(&err),
+            search_refusal(json!({"query": "e", "limit": null, "limt": 1})),
             "invalid arguments: unknown argument `limt`; did you mean `limit`?"
         );
     }
