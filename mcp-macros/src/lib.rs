@@ -60,6 +60,33 @@ pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
     item_attribute(Kind::Resource, args, item)
 }
 
+/// Makes the `#[tool]` methods of an `impl` block tools whose `&self` is a value the server is
+/// given with `ServerBuilder::toolbox(value)` (which is also state of its type).
+///
+/// Grammar: `#[toolbox]` on an inherent, non-generic `impl` block. Its `#[tool]` methods take
+/// `&self` (or no `self`) and are read as `#[tool]` functions are: the same keys, schemas and
+/// errors. Methods without `#[tool]` stay ordinary methods. The tools are not registered
+/// automatically: only a value can serve them.
+#[proc_macro_attribute]
+pub fn toolbox(args: TokenStream, item: TokenStream) -> TokenStream {
+    let cx = ctxt::Ctxt::new();
+    let model = match parse::toolbox::parse(&cx, args.into(), item.into()) {
+        Ok(model) => model,
+        Err(error) => {
+            let _ = cx.check();
+            return error.into_compile_error().into();
+        }
+    };
+    for tool in &model.tools {
+        validate::tool(&cx, tool);
+    }
+    match cx.check() {
+        Ok(()) => expand::toolbox::expand(&model),
+        Err(errors) => expand::toolbox::fallback(&model, errors),
+    }
+    .into()
+}
+
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs
 /// no direct dependency on Tokio.
 ///

@@ -34,6 +34,10 @@ private_paths! {
     arguments => Arguments;
     tool_future => ToolFuture;
     context => Context;
+    state => State;
+    state_of => state_of;
+    state_missing => state_missing;
+    toolbox_trait => Toolbox;
     tool_arguments => ToolArguments;
     argument_struct => argument_struct;
     argument_struct_parsed_only => argument_struct_parsed_only;

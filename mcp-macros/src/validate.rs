@@ -44,7 +44,7 @@ pub(crate) fn item(cx: &Ctxt, item: &Item) {
 /// `args` takes one parameter, which is then the whole argument object: no `#[default]` or
 /// `#[header]` on it; `#[header]` names each header once and is not used with a schema written
 /// by hand.
-fn tool(cx: &Ctxt, m: &ToolModel) {
+pub(crate) fn tool(cx: &Ctxt, m: &ToolModel) {
     let arguments = m
         .params
         .iter()

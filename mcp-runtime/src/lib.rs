@@ -49,6 +49,7 @@ mod resource;
 pub mod schema;
 mod server;
 mod session;
+mod state;
 pub mod tasks;
 pub mod testing;
 mod transport;
@@ -72,7 +73,7 @@ pub use fence::{
     FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind, PathRefused,
     RootedPath, Roots,
 };
-pub use mcp_macros::{main, prompt, resource, test, tool};
+pub use mcp_macros::{main, prompt, resource, test, tool, toolbox};
 pub use message_log::MessageLog;
 pub use prompt::{GetPromptResult, IntoPromptResult, PromptArguments, PromptMessage};
 pub use protocol::{
@@ -91,6 +92,7 @@ pub use server::{
     MAX_BATCH_ITEMS, MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER, MAX_SUBSCRIPTIONS,
     MIN_STATE_KEY_BYTES, Server, ServerBuilder,
 };
+pub use state::{State, Toolbox};
 pub use transport::memory::MemoryClient;
 
 /// The Streamable HTTP transport (feature `http`).
@@ -158,8 +160,8 @@ pub mod prelude {
     pub use crate::{
         Audio, Blob, CallToolResult, Content, Context, Elicitation, EmbeddedResource, FenceError,
         FencedDir, FencedPath, GetPromptResult, Image, IntoToolResult, Json, LogLevel,
-        PromptMessage, Resource, ResourceContents, ResourceLink, Role, RootedPath, Server,
-        ToolError, prompt, resource, tool,
+        PromptMessage, Resource, ResourceContents, ResourceLink, Role, RootedPath, Server, State,
+        ToolError, prompt, resource, tool, toolbox,
     };
 }
 

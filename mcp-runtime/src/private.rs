@@ -478,3 +478,20 @@ macro_rules! __submit {
 }
 
 pub use crate::__submit as submit;
+
+pub use crate::state::{State, StateNeed, Toolbox};
+
+/// The state value a handler's `State<T>` (or a toolbox method's `&self`) takes.
+pub fn state_of<T: Send + Sync + 'static>(ctx: &Context) -> Result<State<T>, RpcError> {
+    ctx.state::<T>().ok_or_else(|| {
+        RpcError::internal(format!(
+            "the server holds no `{}`",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// A tool call whose state is missing (only a context made outside a server can lack it).
+pub fn state_missing(error: RpcError) -> CallToolResult {
+    CallToolResult::error(error.message)
+}

@@ -36,6 +36,7 @@ pub(crate) fn item(item: &Item, errors: syn::Error) -> TokenStream {
         shims: TokenStream::new(),
         fields: blank_fields(kind, &unraw(&func.sig.ident)),
         submit: false,
+        emit_function: true,
     }
     .into_tokens();
     tokens.extend(errors);
@@ -85,6 +86,7 @@ fn blank_fields(kind: Kind, name: &str) -> TokenStream {
                 task: #task::Never,
                 timeout: #none,
                 call: |_, _| #never,
+                states: &[],
             }
         }
         Kind::Prompt => quote! {
@@ -96,6 +98,7 @@ fn blank_fields(kind: Kind, name: &str) -> TokenStream {
             meta: #none,
             completions: &[],
             get: |_, _| #never,
+            states: &[],
         },
         Kind::Resource => quote! {
             uri: "",
@@ -113,6 +116,7 @@ fn blank_fields(kind: Kind, name: &str) -> TokenStream {
             completions: &[],
             read: |_, _| #never,
             list: #none,
+            states: &[],
         },
     }
 }

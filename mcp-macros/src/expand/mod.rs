@@ -13,6 +13,7 @@ pub(crate) mod main;
 mod prompt;
 mod resource;
 mod tool;
+pub(crate) mod toolbox;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -20,7 +21,7 @@ use syn::spanned::Spanned;
 
 use crate::parse::common::{Common, CompleteEntry, Icon};
 use crate::parse::docs::{Description, Docs};
-use crate::parse::signature::{ParamKind, TextParam, unraw};
+use crate::parse::signature::{Param, ParamKind, TextParam, unraw};
 use crate::parse::{Item, Kind};
 use crate::paths;
 
@@ -49,6 +50,8 @@ pub(crate) struct Skeleton<'a> {
     pub fields: TokenStream,
     /// Whether the descriptor is submitted to the automatic registry.
     pub submit: bool,
+    /// Whether the function is emitted (a `#[toolbox]` method stays in its `impl` block).
+    pub emit_function: bool,
 }
 
 impl Skeleton<'_> {
@@ -65,6 +68,7 @@ impl Skeleton<'_> {
             shims,
             fields,
             submit,
+            emit_function,
         } = self;
         let vis = &func.vis;
         let fn_ident = &func.sig.ident;
@@ -86,6 +90,7 @@ impl Skeleton<'_> {
         });
         let source_location = paths::source_location();
         let line = quote_spanned!(fn_ident.span()=> ::core::line!());
+        let func = emit_function.then_some(func);
         quote! {
             #func
 
@@ -109,6 +114,46 @@ impl Skeleton<'_> {
             #submission
         }
     }
+}
+
+/// The types of state an item's parameters take, as a `&'static [StateNeed]` expression:
+/// its `State<T>` parameters, and the toolbox's own type for a method's `&self`.
+fn state_needs<'a>(
+    params: impl IntoIterator<Item = &'a Param>,
+    owner: Option<&syn::Type>,
+) -> TokenStream {
+    let state = paths::state();
+    let needs = params.into_iter().filter_map(|p| match p.kind {
+        ParamKind::State => {
+            let ty = &p.ty;
+            let written = written(ty);
+            Some(quote!(<#ty>::__need(#written)))
+        }
+        ParamKind::Receiver => {
+            let owner = owner?;
+            let written = format!("State<{}>", written(owner));
+            Some(quote!(<#state<#owner>>::__need(#written)))
+        }
+        _ => None,
+    });
+    quote!(&[#(#needs),*])
+}
+
+/// A type as the user wrote it, for messages: `State<Db>`, not `State < Db >`.
+fn written(ty: &syn::Type) -> String {
+    let mut text = quote!(#ty).to_string();
+    for (spaced, tight) in [
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ::", "::"),
+        (":: ", "::"),
+        (" ,", ","),
+        ("& ", "&"),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    text
 }
 
 /// `Some(value)` or `None`, as an `Option` expression.
@@ -277,6 +322,11 @@ fn text_param_reads(
             let local = format_ident!("__mcp_arg{i}");
             match p.param.kind {
                 ParamKind::Context => quote!(let #local = ::core::clone::Clone::clone(&__mcp_ctx);),
+                // Found when the server was built: a missing one is refused there.
+                ParamKind::State | ParamKind::Receiver => {
+                    let state_of = paths::state_of();
+                    quote!(let #local = #state_of(&__mcp_ctx)?;)
+                }
                 ParamKind::Argument => {
                     let name = unraw(&p.param.ident);
                     let parsed = &p.parsed;

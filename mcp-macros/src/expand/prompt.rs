@@ -4,7 +4,9 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{CommonFields, Skeleton, TextItem, completions, doc_text, option, text_item_shim};
+use super::{
+    CommonFields, Skeleton, TextItem, completions, doc_text, option, state_needs, text_item_shim,
+};
 use crate::parse::Kind;
 use crate::parse::docs::Docs;
 use crate::parse::prompt::PromptModel;
@@ -20,6 +22,7 @@ pub(super) fn expand(m: &PromptModel) -> TokenStream {
         icons,
         meta,
     } = CommonFields::of(&m.common);
+    let states = state_needs(m.params.iter().map(|p| &p.param), None);
     let mut shims = TokenStream::new();
     let completions = completions(&m.completions, &mut shims);
     let no_title = option(None::<TokenStream>);
@@ -65,8 +68,10 @@ pub(super) fn expand(m: &PromptModel) -> TokenStream {
             meta: #meta,
             completions: #completions,
             get: __mcp_get,
+            states: #states,
         },
         submit: true,
+        emit_function: true,
     }
     .into_tokens()
 }

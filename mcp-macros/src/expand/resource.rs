@@ -5,7 +5,9 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
-use super::{CommonFields, Skeleton, TextItem, completions, option, respan, text_item_shim};
+use super::{
+    CommonFields, Skeleton, TextItem, completions, option, respan, state_needs, text_item_shim,
+};
 use crate::parse::Kind;
 use crate::parse::resource::{CacheHint, ResourceModel};
 use crate::paths;
@@ -39,6 +41,7 @@ pub(super) fn expand(m: &ResourceModel) -> TokenStream {
         let hint = paths::cache_hint();
         quote!(#hint { ttl_ms: #ttl_ms, public: #public })
     }));
+    let states = state_needs(m.params.iter().map(|p| &p.param), None);
     let mut shims = TokenStream::new();
     let completions = completions(&m.completions, &mut shims);
     let list = option(m.list.as_ref().map(|path| {
@@ -93,8 +96,10 @@ pub(super) fn expand(m: &ResourceModel) -> TokenStream {
             completions: #completions,
             read: __mcp_read,
             list: #list,
+            states: #states,
         },
         submit: true,
+        emit_function: true,
     }
     .into_tokens()
 }

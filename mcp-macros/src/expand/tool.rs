@@ -7,13 +7,13 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{CommonFields, Skeleton, option, respan};
+use super::{CommonFields, Skeleton, option, respan, state_needs};
 use crate::parse::Kind;
 use crate::parse::signature::{ParamKind, unraw};
 use crate::parse::tool::ToolModel;
 use crate::paths;
 
-pub(super) fn expand(m: &ToolModel) -> TokenStream {
+pub(crate) fn expand(m: &ToolModel) -> TokenStream {
     let serde = paths::serde();
     let schemars = paths::schemars();
     let serde_crate = paths::as_string(&serde);
@@ -47,6 +47,7 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
 
     let func = &m.func;
     let fn_ident = &func.sig.ident;
+    let states = state_needs(&m.params, m.owner.as_ref());
     let args_ident = format_ident!(
         "__mcp_args_{}",
         fn_ident.to_string().trim_start_matches("r#")
@@ -184,8 +185,32 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
         )
     };
 
-    let call_args = m.params.iter().map(|p| match p.kind {
+    // The state a call takes is found before it begins; a server without it was refused
+    // when it was built, so a miss is no more than a tool error.
+    let (state_of, state_missing) = (paths::state_of(), paths::state_missing());
+    let state_reads = m.params.iter().enumerate().filter_map(|(i, p)| {
+        let local = match p.kind {
+            ParamKind::State => format_ident!("__mcp_state{i}"),
+            ParamKind::Receiver => format_ident!("__mcp_this"),
+            _ => return None,
+        };
+        Some(quote! {
+            let #local = match #state_of(&__mcp_ctx) {
+                ::core::result::Result::Ok(state) => state,
+                ::core::result::Result::Err(error) => {
+                    return ::std::boxed::Box::pin(::core::future::ready(#state_missing(error)));
+                }
+            };
+        })
+    });
+    let state_reads = quote!(#(#state_reads)*);
+    let call_args = m.params.iter().enumerate().map(|(i, p)| match p.kind {
         ParamKind::Context => quote!(::core::clone::Clone::clone(&__mcp_ctx)),
+        ParamKind::State => {
+            let local = format_ident!("__mcp_state{i}");
+            quote!(#local)
+        }
+        ParamKind::Receiver => quote!(&*__mcp_this),
         ParamKind::Argument if args_struct => quote!(__mcp_args),
         ParamKind::Argument => {
             let ident = &p.ident;
@@ -206,9 +231,41 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
             }
         }
     });
+    // A method of a `#[toolbox]` block is called through its type.
+    let callee = match &m.owner {
+        Some(owner) => quote!(<#owner>::#fn_ident),
+        None => quote!(#fn_ident),
+    };
+    let is_method = m.params.iter().any(|p| p.kind == ParamKind::Receiver);
     // An async function's future is checked for `Send` by the type of its answer, so one
-    // that is not is a single error on the function's name (see `SendCheck`).
-    let call = if func.sig.asyncness.is_some() {
+    // that is not is a single error on the function's name (see `SendCheck`). A method's
+    // future borrows the value its call owns, so it is made inside the call's own future.
+    let call = if func.sig.asyncness.is_some() && is_method {
+        let (send_tool_future, send_check) = (paths::send_tool_future(), paths::send_check());
+        let (not_send, send) = (paths::is_not_send_future(), paths::is_send_future());
+        let check = respan(
+            quote! {
+                #send_tool_future::<#fn_ident, _>(
+                    (&#send_check::<#fn_ident, _>(&__mcp_future)).future_kind(),
+                    __mcp_future,
+                )
+            },
+            fn_ident.span(),
+        );
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                #[allow(unused_imports)]
+                use #not_send as _;
+                #[allow(unused_imports)]
+                use #send as _;
+                let _ = &__mcp_ctx;
+                let __mcp_future = #callee(#(#call_args),*);
+                let __mcp_future = #check;
+                let __mcp_out = __mcp_future.await;
+                (__MCP_OUTPUT.into_tool_result)(__mcp_out)
+            })
+        }
+    } else if func.sig.asyncness.is_some() {
         let (send_tool_future, send_check) = (paths::send_tool_future(), paths::send_check());
         let (not_send, send) = (paths::is_not_send_future(), paths::is_send_future());
         let check = respan(
@@ -225,7 +282,7 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
             use #not_send as _;
             #[allow(unused_imports)]
             use #send as _;
-            let __mcp_future = #fn_ident(#(#call_args),*);
+            let __mcp_future = #callee(#(#call_args),*);
             let __mcp_future = #check;
             ::std::boxed::Box::pin(async move {
                 let _ = &__mcp_ctx;
@@ -237,7 +294,7 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
         quote! {
             ::std::boxed::Box::pin(async move {
                 let _ = &__mcp_ctx;
-                let __mcp_out = #fn_ident(#(#call_args),*);
+                let __mcp_out = #callee(#(#call_args),*);
                 (__MCP_OUTPUT.into_tool_result)(__mcp_out)
             })
         }
@@ -294,6 +351,7 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
                     return ::std::boxed::Box::pin(::core::future::ready(error));
                 }
             };
+            #state_reads
             #call
         }
     });
@@ -320,8 +378,10 @@ pub(super) fn expand(m: &ToolModel) -> TokenStream {
             task: #task,
             timeout: #timeout,
             call: __mcp_call,
+            states: #states,
         },
-        submit: true,
+        submit: m.owner.is_none(),
+        emit_function: m.owner.is_none(),
     }
     .into_tokens()
 }

@@ -15,6 +15,7 @@ pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod signature;
 pub(crate) mod tool;
+pub(crate) mod toolbox;
 pub(crate) mod uri;
 pub(crate) mod values;
 
@@ -84,7 +85,7 @@ pub(crate) fn item(
     func: syn::ItemFn,
 ) -> Item {
     match kind {
-        Kind::Tool => Item::Tool(tool::parse(cx, args, func)),
+        Kind::Tool => Item::Tool(tool::parse(cx, args, func, None)),
         Kind::Prompt => Item::Prompt(prompt::parse(cx, args, func)),
         Kind::Resource => Item::Resource(resource::parse(cx, args, func)),
     }

@@ -102,8 +102,25 @@ pub(crate) struct Header {
 pub(crate) enum ParamKind {
     /// A `Context`, supplied by the runtime.
     Context,
+    /// A `State<T>`, a value the server was given.
+    State,
+    /// The `&self` of a `#[toolbox]` method: the toolbox's value, a state of its type.
+    Receiver,
     /// An argument from the client.
     Argument,
+}
+
+impl ParamKind {
+    /// What the runtime supplies, named for messages about attributes that only arguments
+    /// take.
+    fn supplied(self) -> &'static str {
+        match self {
+            ParamKind::Context => "a `Context`",
+            ParamKind::State => "a `State`",
+            ParamKind::Receiver => "`self`",
+            ParamKind::Argument => "an argument",
+        }
+    }
 }
 
 /// The parameter names as written, before any is rejected: a name that refers to a rejected
@@ -217,16 +234,22 @@ pub(crate) fn return_type(func: &syn::ItemFn) -> Option<syn::Type> {
     }
 }
 
-pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Kind) -> Vec<Param> {
+/// Reads the parameters of an item's function; `method` when it is in a `#[toolbox]` block,
+/// where it may take `&self`.
+pub(crate) fn parse_params(
+    cx: &Ctxt,
+    func: &mut syn::ItemFn,
+    item: Kind,
+    method: bool,
+) -> Vec<Param> {
     let noun = item.noun();
     let mut params = Vec::new();
     for input in &mut func.sig.inputs {
         let pat_type = match input {
             syn::FnArg::Receiver(receiver) => {
-                cx.error_spanned_by(
-                    &*receiver,
-                    format!("a {noun} is a free function: `self` parameters are not supported; move the {noun} out of the `impl` block"),
-                );
+                if let Some(param) = receiver_param(cx, receiver, item, method) {
+                    params.push(param);
+                }
                 continue;
             }
             syn::FnArg::Typed(pat_type) => pat_type,
@@ -248,8 +271,12 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Kind) -> Vec
             cx.error_spanned_by(attr, item.why_no_serde());
         }
         pat_type.attrs = others;
+        let ty = (*pat_type.ty).clone();
         let ident = match &*pat_type.pat {
             syn::Pat::Ident(p) if p.subpat.is_none() && p.by_ref.is_none() => p.ident.clone(),
+            // A `State` is no argument, so it has no name to give: `State(db): State<Db>`
+            // destructures it as axum's extractors are.
+            _ if is_state(&ty) => syn::Ident::new("__mcp_state", proc_macro2::Span::call_site()),
             pat => {
                 cx.error_spanned_by(
                     pat,
@@ -261,12 +288,13 @@ pub(crate) fn parse_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Kind) -> Vec
                 continue;
             }
         };
-        let ty = (*pat_type.ty).clone();
         if check_param_type(cx, &ty, item) {
             continue;
         }
         let kind = if is_context(&ty) {
             ParamKind::Context
+        } else if is_state(&ty) {
+            ParamKind::State
         } else {
             ParamKind::Argument
         };
@@ -308,10 +336,13 @@ fn parse_header(
         );
         return None;
     }
-    if kind == ParamKind::Context {
+    if kind != ParamKind::Argument {
         cx.error_spanned_by(
             first,
-            "`#[header]` mirrors an argument from the client; a `Context` is not one",
+            format!(
+                "`#[header]` mirrors an argument from the client; {} is not one",
+                kind.supplied()
+            ),
         );
         return None;
     }
@@ -369,10 +400,13 @@ fn parse_default(
         );
         return None;
     }
-    if kind == ParamKind::Context {
+    if kind != ParamKind::Argument {
         cx.error_spanned_by(
             first,
-            "`#[default]` gives an argument left out by the client a value; a `Context` is not an argument",
+            format!(
+                "`#[default]` gives an argument left out by the client a value; {} is not an argument",
+                kind.supplied()
+            ),
         );
         return None;
     }
@@ -440,6 +474,13 @@ fn check_param_type(cx: &Ctxt, ty: &syn::Type, item: Kind) -> bool {
             );
             true
         }
+        syn::Type::Reference(r) if is_state(&r.elem) => {
+            cx.error_spanned_by(
+                ty,
+                "a `State` is taken by value: write `db: State<Db>` (it is a cheap handle to the value the server shares)",
+            );
+            true
+        }
         syn::Type::Reference(r) if is_context(&r.elem) => {
             cx.error_spanned_by(
                 ty,
@@ -458,6 +499,53 @@ fn check_param_type(cx: &Ctxt, ty: &syn::Type, item: Kind) -> bool {
             true
         }
         syn::Type::Paren(p) => check_param_type(cx, &p.elem, item),
+        _ => false,
+    }
+}
+
+/// The `self` of a method: `&self` in a `#[toolbox]` block, an error anywhere else.
+fn receiver_param(cx: &Ctxt, receiver: &syn::Receiver, item: Kind, method: bool) -> Option<Param> {
+    let noun = item.noun();
+    if !method {
+        let hint = if item == Kind::Tool {
+            "a tool that takes `&self` is a method of a `#[toolbox]` block (`#[toolbox] impl MyServer { … }`, served with `.toolbox(value)`); otherwise move the tool out of the `impl` block"
+        } else {
+            "`self` parameters are not supported; move it out of the `impl` block, and take the value it needs as a `State<T>` parameter"
+        };
+        cx.error_spanned_by(receiver, format!("a {noun} is a free function: {hint}"));
+        return None;
+    }
+    let by_shared_ref = matches!(receiver.kind, syn::ReceiverKind::Reference(_, _, None));
+    if !by_shared_ref {
+        cx.error_spanned_by(
+            receiver,
+            "a toolbox tool takes `&self`: calls run at the same time and share the value; keep what changes behind a lock (a `Mutex`, an atomic)",
+        );
+        return None;
+    }
+    Some(Param {
+        ident: syn::Ident::new("self", receiver.self_token.span),
+        ty: syn::parse_quote!(Self),
+        kind: ParamKind::Receiver,
+        docs: Vec::new(),
+        header: None,
+        default: None,
+    })
+}
+
+/// A `State<T>` is recognised by the last segment of its path, with one type argument.
+pub(crate) fn is_state(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => {
+            p.qself.is_none()
+                && p.path.segments.last().is_some_and(|s| {
+                    s.ident == "State"
+                        && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                            if a.args.len() == 1
+                                && matches!(a.args[0], syn::GenericArgument::Type(_)))
+                })
+        }
+        syn::Type::Paren(p) => is_state(&p.elem),
         _ => false,
     }
 }
@@ -489,7 +577,7 @@ pub(crate) struct TextParam {
 
 /// The parameters of a prompt or resource, each with the type its text is parsed into.
 pub(crate) fn parse_text_params(cx: &Ctxt, func: &mut syn::ItemFn, item: Kind) -> Vec<TextParam> {
-    parse_params(cx, func, item)
+    parse_params(cx, func, item, false)
         .into_iter()
         .map(|param| {
             let inner = option_inner(&param.ty).cloned();

@@ -68,6 +68,8 @@ pub(crate) struct ToolModel {
     /// object.
     pub args: Option<Span>,
     pub return_type: Option<syn::Type>,
+    /// The type of the `#[toolbox]` block the tool is a method of.
+    pub owner: Option<syn::Type>,
 }
 
 #[derive(Default)]
@@ -79,7 +81,12 @@ pub(crate) struct Annotations {
 }
 
 /// Reads the attribute and the function, each on its own.
-pub(crate) fn parse(cx: &Ctxt, args: TokenStream, mut func: syn::ItemFn) -> ToolModel {
+pub(crate) fn parse(
+    cx: &Ctxt,
+    args: TokenStream,
+    mut func: syn::ItemFn,
+    owner: Option<&syn::Type>,
+) -> ToolModel {
     let attr = parse_attr(cx, args);
     if let Some(lit) = &attr.common.name
         && let Err(problem) = check_tool_name(&lit.value())
@@ -87,7 +94,7 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream, mut func: syn::ItemFn) -> Tool
         cx.error_spanned_by(lit, problem);
     }
     check_signature(cx, &mut func.sig, Kind::Tool);
-    let params = parse_params(cx, &mut func, Kind::Tool);
+    let params = parse_params(cx, &mut func, Kind::Tool, owner.is_some());
     check_return_type(cx, &func.sig, Kind::Tool);
     ToolModel {
         common: Common::new(attr.common, &func),
@@ -100,6 +107,7 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream, mut func: syn::ItemFn) -> Tool
         timeout_ms: attr.timeout_ms,
         params,
         args: attr.args,
+        owner: owner.cloned(),
     }
 }
 

@@ -177,6 +177,13 @@ impl Context {
         self.inner.server.as_ref()
     }
 
+    /// The state value of type `T` the server was given
+    /// ([`ServerBuilder::state`](crate::ServerBuilder::state)); what a `State<T>` parameter
+    /// receives. `None` for a detached context, or a type the server was not given.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<crate::State<T>> {
+        self.server()?.state()
+    }
+
     /// Who is calling, when the transport authenticated the request (see the HTTP
     /// transport's `auth`).
     pub fn auth(&self) -> Option<&AuthInfo> {

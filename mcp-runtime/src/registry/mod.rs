@@ -11,6 +11,7 @@ mod prompt;
 mod resource;
 mod tool;
 
+use crate::state::States;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -117,6 +118,23 @@ pub enum CatalogueError {
         /// Where it is defined.
         location: SourceLocation,
     },
+    /// An item takes a type of state (`State<T>`, or a `#[tools]` block's value) the server
+    /// was not given.
+    MissingState {
+        /// `"tool"`, `"prompt"` or `"resource"`.
+        kind: &'static str,
+        /// The item's name (or URI).
+        name: &'static str,
+        /// The type, as the function writes it.
+        written: &'static str,
+        /// Where the item is defined.
+        location: SourceLocation,
+    },
+    /// Two state values of one type were given to the builder.
+    DuplicateState {
+        /// The type.
+        type_name: &'static str,
+    },
     /// A key given to `request_state_keys` is too short to seal anything safely.
     WeakRequestStateKey {
         /// `"current"` or `"previous"`.
@@ -161,6 +179,19 @@ impl fmt::Display for CatalogueError {
             } => write!(
                 f,
                 "invalid URI template `{uri}` (defined at {location}): {problem}"
+            ),
+            CatalogueError::MissingState {
+                kind,
+                name,
+                written,
+                location,
+            } => write!(
+                f,
+                "the {kind} `{name}` (defined at {location}) takes `{written}`, which this server was not given: add `.state(value)` of that type to the server's builder"
+            ),
+            CatalogueError::DuplicateState { type_name } => write!(
+                f,
+                "two state values of type `{type_name}` were given to the builder: give each type once (wrap values of one type in types of their own to tell them apart)"
             ),
             CatalogueError::WeakRequestStateKey { which, bytes } => write!(
                 f,
@@ -218,6 +249,8 @@ pub(crate) trait CatalogueItem {
     fn location(&self) -> SourceLocation;
     /// The address of its descriptor: the same descriptor registered twice is one item.
     fn identity(&self) -> usize;
+    /// The types of state it takes.
+    fn states(&self) -> &'static [crate::state::StateNeed];
 }
 
 /// Each kind of built item is identified by one field of its descriptor.
@@ -234,6 +267,9 @@ macro_rules! catalogue_item {
             fn identity(&self) -> usize {
                 std::ptr::from_ref(self.descriptor) as usize
             }
+            fn states(&self) -> &'static [crate::state::StateNeed] {
+                self.descriptor.states
+            }
         }
     )*};
 }
@@ -247,19 +283,37 @@ catalogue_item! {
 /// Every item of one kind, enabled or not, sorted by key.
 pub(crate) struct ItemList<T> {
     items: Vec<(Arc<T>, bool)>,
+    /// The server's state values, which every item's `State<T>` parameters must find.
+    states: States,
 }
 
 impl<T: CatalogueItem> ItemList<T> {
-    fn new() -> Self {
-        ItemList { items: Vec::new() }
+    fn new(states: &States) -> Self {
+        ItemList {
+            items: Vec::new(),
+            states: states.clone(),
+        }
     }
 
-    /// Adds built items; the same descriptor twice is kept once, two with one key are refused.
+    /// Adds built items; the same descriptor twice is kept once, two with one key are refused,
+    /// and so is one that takes a type of state the server was not given.
     pub(crate) fn add(&mut self, built: Vec<T>) -> Result<(), CatalogueError> {
         let mut next: Vec<(Arc<T>, bool)> = self.items.clone();
         for item in built {
             if next.iter().any(|(i, _)| i.identity() == item.identity()) {
                 continue;
+            }
+            if let Some(need) = item
+                .states()
+                .iter()
+                .find(|need| !self.states.has((need.type_id)()))
+            {
+                return Err(CatalogueError::MissingState {
+                    kind: T::KIND,
+                    name: item.key(),
+                    written: need.written,
+                    location: item.location(),
+                });
             }
             next.push((Arc::new(item), true));
         }
@@ -315,11 +369,11 @@ pub(crate) struct Items {
 }
 
 impl Items {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(states: &States) -> Self {
         Items {
-            tools: ItemList::new(),
-            prompts: ItemList::new(),
-            resources: ItemList::new(),
+            tools: ItemList::new(states),
+            prompts: ItemList::new(states),
+            resources: ItemList::new(states),
         }
     }
 

@@ -49,6 +49,9 @@ pub struct PromptDescriptor {
     pub completions: &'static [CompletionDescriptor],
     /// Renders the prompt.
     pub get: fn(Context, PromptArguments) -> PromptFuture,
+    /// The types of state the function takes (`State<T>` parameters, or the value of a
+    /// `#[tools]` block); a server without one of them fails to build.
+    pub states: &'static [crate::state::StateNeed],
     /// Where the function is defined.
     pub location: SourceLocation,
 }

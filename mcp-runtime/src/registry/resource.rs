@@ -68,6 +68,9 @@ pub struct ResourceDescriptor {
     pub read: fn(Context, ResourceRequest) -> ResourceFuture,
     /// Enumerates concrete resources of a template, for `resources/list`.
     pub list: Option<ResourceLister>,
+    /// The types of state the function takes (`State<T>` parameters, or the value of a
+    /// `#[tools]` block); a server without one of them fails to build.
+    pub states: &'static [crate::state::StateNeed],
     /// Where the function is defined.
     pub location: SourceLocation,
 }

@@ -47,6 +47,9 @@ pub struct ToolDescriptor {
     pub timeout: Option<std::time::Duration>,
     /// Reads the raw arguments and returns the call of the function with them.
     pub call: fn(Context, Arguments<'_>) -> ToolFuture,
+    /// The types of state the function takes (`State<T>` parameters, or the value of a
+    /// `#[tools]` block); a server without one of them fails to build.
+    pub states: &'static [crate::state::StateNeed],
     /// Where the function is defined.
     pub location: SourceLocation,
 }

@@ -61,6 +61,7 @@ pub struct ServerBuilder {
     bus: Option<Arc<dyn crate::cluster::Bus>>,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
+    states: crate::state::StateValues,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -90,6 +91,7 @@ impl Server {
             bus: None,
             task_ttl: Some(DEFAULT_TASK_TTL),
             task_poll_interval: Duration::from_millis(500),
+            states: crate::state::StateValues::default(),
         }
     }
 }
@@ -417,13 +419,93 @@ impl ServerBuilder {
         self
     }
 
+    /// Gives the server a value that handlers take as a [`State<T>`](crate::State) parameter
+    /// (a database pool, a configuration, an HTTP client), one of each type. Every call
+    /// shares it; `T` is often an `Arc` or a pool that is cheap to share already, and
+    /// whatever changes in it needs its own lock. A server whose handlers take a type it was
+    /// not given fails to [`build`](Self::build), naming the handler and the type.
+    ///
+    /// ```
+    /// use mcp_runtime::prelude::*;
+    /// use mcp_runtime::State;
+    ///
+    /// struct Config {
+    ///     greeting: String,
+    /// }
+    ///
+    /// /// Greet someone.
+    /// #[tool]
+    /// fn hello(config: State<Config>, name: String) -> String {
+    ///     format!("{}, {name}", config.greeting)
+    /// }
+    ///
+    /// # fn main() {
+    /// let refused = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .tools(mcp_runtime::tools![hello])
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(refused.to_string().contains("takes `State<Config>`"), "{refused}");
+    ///
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .tools(mcp_runtime::tools![hello])
+    ///     .state(Config { greeting: "Hello".into() })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.state::<Config>().unwrap().greeting, "Hello");
+    /// # }
+    /// ```
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(Arc::new(value));
+        self
+    }
+
+    /// Serves the tools of a [`#[toolbox]`](crate::toolbox) `impl` block, whose `&self` is
+    /// `value` (which is also state of its type, as [`state`](Self::state) gives).
+    ///
+    /// ```
+    /// use mcp_runtime::prelude::*;
+    ///
+    /// struct Counter {
+    ///     step: u64,
+    /// }
+    ///
+    /// #[toolbox]
+    /// impl Counter {
+    ///     /// Add the step to a number.
+    ///     #[tool]
+    ///     fn step(&self, n: u64) -> u64 {
+    ///         n + self.step
+    ///     }
+    /// }
+    ///
+    /// # fn main() {
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .toolbox(Counter { step: 2 })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(server.tool_names(), ["step"]);
+    /// # }
+    /// ```
+    pub fn toolbox<T: crate::state::Toolbox>(mut self, value: T) -> Self {
+        self.states.insert(Arc::new(value));
+        self.tools.extend(T::__tools());
+        self
+    }
+
     /// Builds the server: collects and checks the catalogue and builds every schema.
     pub fn build(self) -> Result<Server, CatalogueError> {
         if let Some(keys) = &self.state_keys {
             keys.check(MIN_STATE_KEY_BYTES)
                 .map_err(|(which, bytes)| CatalogueError::WeakRequestStateKey { which, bytes })?;
         }
-        let mut items = Items::new();
+        let states = self
+            .states
+            .finish()
+            .map_err(|type_name| CatalogueError::DuplicateState { type_name })?;
+        let mut items = Items::new(&states);
         if self.auto_register {
             items.add_registered()?;
         }
@@ -460,6 +542,7 @@ impl ServerBuilder {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 settings: self.settings,
+                states,
                 policy: self.policy,
                 audit: self.audit,
                 trace: self

@@ -86,6 +86,8 @@ pub struct Server {
 struct ServerInner {
     info: Implementation,
     settings: Settings,
+    /// The values handlers take as `State<T>`.
+    states: crate::state::States,
     /// Consulted before every tool call.
     policy: Option<crate::policy::Policy>,
     /// Takes one record per tool call.
@@ -149,6 +151,12 @@ impl Server {
             .iter()
             .map(|p| p.descriptor.name)
             .collect()
+    }
+
+    /// The state value of type `T` the server was given
+    /// ([`ServerBuilder::state`](crate::ServerBuilder::state)), if any.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<crate::State<T>> {
+        self.inner.states.get()
     }
 
     /// The limit on one incoming message, in bytes.
