@@ -8,7 +8,8 @@ use std::time::Duration;
 use mcp_runtime::http::HttpOptions;
 use mcp_runtime::prelude::*;
 use mcp_tests::http::{
-    EventStream, HttpServer, Next, Request, Response, Session, SseEvent, json_body,
+    EventStream, HttpServer, Next, Request, Response, Session, SseEvent, event_stream, json_body,
+    next_message,
 };
 use mcp_tests::workspace_binary;
 use serde_json::{Value, json};
@@ -65,17 +66,6 @@ fn post(server: &HttpServer, message: &Value) -> Request {
         .json(message)
 }
 
-/// The SSE body of a `200 text/event-stream` response.
-fn event_stream(response: Response) -> EventStream {
-    assert_eq!(response.status, 200, "{response:?}");
-    assert_eq!(
-        response.media_type(),
-        Some("text/event-stream"),
-        "{response:?}"
-    );
-    response.events()
-}
-
 /// Asserts a `202 Accepted` with an empty body.
 fn assert_accepted(response: Response) {
     assert_eq!(response.status, 202, "{response:?}");
@@ -103,16 +93,6 @@ fn messages(events: &[SseEvent]) -> Vec<Value> {
         .filter(|e| e.data.as_deref().is_some_and(|d| !d.is_empty()))
         .map(SseEvent::json)
         .collect()
-}
-
-/// The next event that carries a message, skipping priming events.
-fn next_message(events: &mut EventStream) -> Value {
-    loop {
-        let event = events.expect_event();
-        if event.data.as_deref().is_some_and(|d| !d.is_empty()) {
-            return event.json();
-        }
-    }
 }
 
 /// The sequence number of an event id `stream:seq`.

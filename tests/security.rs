@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_runtime::http::HttpOptions;
-use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response, Session};
+use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response, Session, next_message};
 use mcp_tests::{Scratch, StdioServer, TIMEOUT};
 use serde_json::{Value, json};
 
@@ -239,15 +239,6 @@ fn the_legacy_message_route_checks_the_body_type_and_the_requests_in_flight() {
         assert_eq!(send(&call(id, "sleep", json!({"ms": 60_000}))).status, 202);
     }
     refused(send(&call(3, "sleep", json!({"ms": 1}))), 429);
-}
-
-fn next_message(stream: &mut EventStream) -> Value {
-    loop {
-        let event = stream.expect_event();
-        if event.data.as_deref().is_some_and(|d| !d.is_empty()) {
-            return event.json();
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -284,3 +284,308 @@ async fn a_toolbox_serves_its_methods_with_its_value() {
     assert!(text(&result).contains("`text`"), "{}", text(&result));
     assert_eq!(server.state::<Notebook>().unwrap().count(), 2);
 }
+
+// ---------------------------------------------------------------------------------------
+// Sessions: the store, and each session's own visibility
+
+mod sessions {
+    use mcp_runtime::prelude::*;
+    use mcp_runtime::serde::{Deserialize, Serialize};
+
+    /// Words kept in the session.
+    #[derive(Default, Serialize, Deserialize)]
+    #[serde(crate = "mcp_runtime::serde")]
+    pub struct Words(pub Vec<String>);
+
+    /// Keep a word in this session.
+    #[tool]
+    pub fn remember(ctx: Context, word: String) -> Result<usize, ToolError> {
+        Ok(ctx.session()?.update(|words: &mut Words| {
+            words.0.push(word);
+            words.0.len()
+        })?)
+    }
+
+    /// The words kept in this session, and a number kept by key.
+    #[tool]
+    pub fn recall(ctx: Context) -> Result<String, ToolError> {
+        let session = ctx.session()?;
+        let words: Option<Words> = session.get()?;
+        let visits = session.update_key("visits", |n: &mut u32| {
+            *n += 1;
+            *n
+        })?;
+        Ok(format!(
+            "{} (visit {visits})",
+            words.unwrap_or_default().0.join(" ")
+        ))
+    }
+
+    /// Forget the words.
+    #[tool]
+    pub fn forget(ctx: Context) -> Result<usize, ToolError> {
+        let words: Option<Words> = ctx.session()?.remove()?;
+        Ok(words.map_or(0, |w| w.0.len()))
+    }
+
+    /// Read a number kept under a key.
+    #[tool]
+    pub fn number(ctx: Context, key: String) -> Result<Option<u32>, ToolError> {
+        Ok(ctx.session()?.get_key(&key)?)
+    }
+
+    /// Hide a tool, prompt or resource from this session; `show` shows it again.
+    #[tool]
+    pub fn visibility(
+        ctx: Context,
+        kind: String,
+        name: String,
+        show: bool,
+    ) -> Result<bool, ToolError> {
+        let session = ctx.session()?;
+        Ok(match (kind.as_str(), show) {
+            ("tool", true) => session.enable_tool(&name),
+            ("tool", false) => session.disable_tool(&name),
+            ("prompt", true) => session.enable_prompt(&name),
+            ("prompt", false) => session.disable_prompt(&name),
+            (_, true) => session.enable_resource(&name),
+            (_, false) => session.disable_resource(&name),
+        })
+    }
+
+    /// A tool the server offers to no one until a session shows it.
+    #[tool]
+    pub fn secret() -> &'static str {
+        "the cake is in the cupboard"
+    }
+
+    /// A prompt.
+    #[prompt]
+    pub fn hello() -> String {
+        "hello".into()
+    }
+
+    /// A resource.
+    #[resource("memo://today")]
+    pub fn today() -> String {
+        "today".into()
+    }
+}
+
+fn session_server() -> Server {
+    use sessions::*;
+    let server = mcp_runtime::server!()
+        .auto_register(false)
+        .tools(mcp_runtime::tools![
+            remember, recall, forget, number, visibility, secret
+        ])
+        .prompts(mcp_runtime::prompts![hello])
+        .resources(mcp_runtime::resources![today])
+        .build()
+        .unwrap();
+    server.disable_tool("secret");
+    server
+}
+
+async fn names(client: &MemoryClient, list: &str, field: &str, key: &str) -> Vec<String> {
+    let page = client.request(list, json!({})).await.unwrap();
+    page[field]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item[key].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[mcp_runtime::test]
+async fn each_session_keeps_its_own_store_by_type_and_by_key() {
+    let server = session_server();
+    let (one, two) = (connected(&server).await, connected(&server).await);
+    for (word, count) in [("milk", "1"), ("eggs", "2")] {
+        let result = one
+            .call_tool("remember", json!({"word": word}))
+            .await
+            .unwrap();
+        assert_eq!(text(&result), count);
+    }
+    let result = two
+        .call_tool("remember", json!({"word": "tea"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "1", "the second session's store is its own");
+    let result = one.call_tool("recall", json!({})).await.unwrap();
+    assert_eq!(text(&result), "milk eggs (visit 1)");
+    let result = one.call_tool("recall", json!({})).await.unwrap();
+    assert_eq!(text(&result), "milk eggs (visit 2)");
+    let result = one
+        .call_tool("number", json!({"key": "visits"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "2");
+    let result = two
+        .call_tool("number", json!({"key": "visits"}))
+        .await
+        .unwrap();
+    assert!(result.content.is_empty(), "no visits in the second session");
+    let result = one.call_tool("forget", json!({})).await.unwrap();
+    assert_eq!(text(&result), "2");
+    let result = one.call_tool("recall", json!({})).await.unwrap();
+    assert_eq!(text(&result), " (visit 3)");
+    // A value read as the wrong type is a tool error naming the key.
+    let result = one
+        .call_tool("remember", json!({"word": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "1");
+    let result = one
+        .call_tool(
+            "number",
+            json!({"key": std::any::type_name::<sessions::Words>()}),
+        )
+        .await
+        .unwrap();
+    assert!(result.is_error);
+    assert!(
+        text(&result).starts_with(
+            "the session value `state::sessions::Words` could not be read or written: invalid type"
+        ),
+        "{}",
+        text(&result)
+    );
+}
+
+#[mcp_runtime::test]
+async fn a_session_hides_and_shows_items_for_itself_alone_and_hears_of_it_alone() {
+    let server = session_server();
+    let (one, two) = (connected(&server).await, connected(&server).await);
+    let tools = names(&one, "tools/list", "tools", "name").await;
+    assert!(!tools.contains(&"secret".to_owned()), "{tools:?}");
+
+    // Shown to the first session only, even though the server disabled it.
+    let result = one
+        .call_tool(
+            "visibility",
+            json!({"kind": "tool", "name": "secret", "show": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "true");
+    let notice = one.next_message().await.unwrap();
+    assert_eq!(notice["method"], "notifications/tools/list_changed");
+    assert!(
+        names(&one, "tools/list", "tools", "name")
+            .await
+            .contains(&"secret".to_owned())
+    );
+    let result = one.call_tool("secret", json!({})).await.unwrap();
+    assert_eq!(text(&result), "the cake is in the cupboard");
+    assert!(
+        !names(&two, "tools/list", "tools", "name")
+            .await
+            .contains(&"secret".to_owned())
+    );
+    let refused = two.call_tool("secret", json!({})).await.unwrap_err();
+    assert_eq!(refused.code, -32602);
+
+    // Hidden from the first session only: gone from its lists, refused as unknown.
+    for (kind, name, list, field, key) in [
+        ("tool", "number", "tools/list", "tools", "name"),
+        ("prompt", "hello", "prompts/list", "prompts", "name"),
+        (
+            "resource",
+            "memo://today",
+            "resources/list",
+            "resources",
+            "uri",
+        ),
+    ] {
+        let result = one
+            .call_tool(
+                "visibility",
+                json!({"kind": kind, "name": name, "show": false}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "true", "{kind}");
+        let notice = one.next_message().await.unwrap();
+        assert_eq!(
+            notice["method"],
+            format!("notifications/{field}/list_changed"),
+            "{kind}"
+        );
+        assert!(
+            !names(&one, list, field, key)
+                .await
+                .contains(&name.to_owned()),
+            "{kind}"
+        );
+        assert!(
+            names(&two, list, field, key)
+                .await
+                .contains(&name.to_owned()),
+            "{kind}"
+        );
+    }
+    let refused = one
+        .call_tool("number", json!({"key": "k"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, -32602);
+    let refused = one
+        .request("prompts/get", json!({"name": "hello"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, -32602);
+    let refused = one
+        .request("resources/read", json!({"uri": "memo://today"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, -32002);
+    assert!(two.call_tool("number", json!({"key": "k"})).await.is_ok());
+
+    // Hiding what is hidden already changes nothing and says nothing.
+    let result = one
+        .call_tool(
+            "visibility",
+            json!({"kind": "tool", "name": "number", "show": false}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "false");
+    // The second session heard of none of it; a server-wide change reaches both.
+    server.disable_tool("forget");
+    for client in [&one, &two] {
+        let notice = client.next_message().await.unwrap();
+        assert_eq!(notice["method"], "notifications/tools/list_changed");
+    }
+    let tools = names(&one, "tools/list", "tools", "name").await;
+    assert_eq!(tools, ["recall", "remember", "secret", "visibility"]);
+    let tools = names(&two, "tools/list", "tools", "name").await;
+    assert_eq!(tools, ["number", "recall", "remember", "visibility"]);
+}
+
+#[mcp_runtime::test]
+async fn a_stateless_request_has_no_session_and_is_told_so() {
+    let server = session_server();
+    let client = server.connect_memory();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let result = client
+        .request(
+            "tools/call",
+            json!({"name": "remember", "arguments": {"word": "x"}, "_meta": meta}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    let message = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "this request has no session (the client speaks the stateless revision of MCP"
+        ),
+        "{message}"
+    );
+}

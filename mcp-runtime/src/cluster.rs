@@ -89,6 +89,12 @@ pub struct SessionRecord {
     /// session serves that subject alone, on every replica.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// What handlers keep in the session ([`SessionData`](crate::SessionData)), by key.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub store: Map<String, Value>,
+    /// The session's own visibility of tools, prompts and resources.
+    #[serde(default, skip_serializing_if = "crate::SessionVisibility::is_empty")]
+    pub visibility: crate::SessionVisibility,
 }
 
 /// Why a shared store could not do what it was asked.

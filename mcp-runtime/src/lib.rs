@@ -66,7 +66,7 @@ pub use content::{
 pub use context::{
     ClientError, Context, CreateMessageResult, Elicitation, ElicitationAction, IncludeContext,
     ModelHint, ModelPreferences, ProgressMessage, SampleRequest, SamplingContent, SamplingMessage,
-    SamplingTool,
+    SamplingTool, SessionData, SessionError,
 };
 pub use error::{Error, Result};
 pub use fence::{
@@ -92,6 +92,7 @@ pub use server::{
     MAX_BATCH_ITEMS, MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER, MAX_SUBSCRIPTIONS,
     MIN_STATE_KEY_BYTES, Server, ServerBuilder,
 };
+pub use session::SessionVisibility;
 pub use state::{State, Toolbox};
 pub use transport::memory::MemoryClient;
 

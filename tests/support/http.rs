@@ -738,3 +738,24 @@ pub fn json_body(response: Response) -> Value {
     );
     response.json()
 }
+
+/// The SSE body of a `200 text/event-stream` response.
+pub fn event_stream(response: Response) -> EventStream {
+    assert_eq!(response.status, 200, "{response:?}");
+    assert_eq!(
+        response.media_type(),
+        Some("text/event-stream"),
+        "{response:?}"
+    );
+    response.events()
+}
+
+/// The next event that carries a message, skipping priming events.
+pub fn next_message(events: &mut EventStream) -> Value {
+    loop {
+        let event = events.expect_event();
+        if event.data.as_deref().is_some_and(|d| !d.is_empty()) {
+            return event.json();
+        }
+    }
+}

@@ -6,8 +6,11 @@ mod client;
 mod elicitation;
 mod roots;
 mod sampling;
+mod session;
 
 pub use client::ClientError;
+pub(crate) use session::notify_lists_changed;
+pub use session::{SessionData, SessionError};
 
 /// The message of a progress report ([`Context::progress`]): made from text (`&str`,
 /// `String`, `&String`) or an `Option<String>` (`None`: no message).
@@ -188,6 +191,14 @@ impl Context {
     /// transport's `auth`).
     pub fn auth(&self) -> Option<&AuthInfo> {
         self.inner.out.auth.as_deref()
+    }
+
+    /// The HTTP request that carried this message (its headers, method, path and peer
+    /// address), over Streamable HTTP; `None` on other transports. See
+    /// [`HttpRequest`](crate::http::HttpRequest).
+    #[cfg(feature = "http")]
+    pub fn http_request(&self) -> Option<&crate::http::HttpRequest> {
+        self.inner.out.http.as_deref()
     }
 
     /// Ends this request's response stream now, when the transport streams responses

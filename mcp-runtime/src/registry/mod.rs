@@ -11,7 +11,6 @@ mod prompt;
 mod resource;
 mod tool;
 
-use crate::state::States;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -21,7 +20,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::completion::{Completion, CompletionContext};
-use crate::protocol::ProtocolVersion;
+use crate::protocol::{ListKind, ProtocolVersion};
+use crate::session::SessionVisibility;
+use crate::state::States;
 use crate::uri_template::UriVariables;
 
 pub(crate) use prompt::CataloguePrompt;
@@ -32,6 +33,7 @@ pub use resource::{
     ResourceRequest,
 };
 pub(crate) use tool::CatalogueTool;
+pub(crate) use tool::strip_position;
 pub use tool::{Arguments, Tool, ToolDescriptor, ToolEntry, ToolFuture};
 
 /// Where an item was defined, for error messages about duplicates.
@@ -356,8 +358,20 @@ impl<T: CatalogueItem> ItemList<T> {
         self.items.is_empty()
     }
 
-    fn enabled(&self) -> impl Iterator<Item = &Arc<T>> {
-        self.items.iter().filter(|(_, on)| *on).map(|(i, _)| i)
+    /// The items a session sees: the enabled ones, but where its overrides say otherwise.
+    fn visible<'a>(
+        &'a self,
+        overrides: Option<&'a std::collections::BTreeMap<String, bool>>,
+    ) -> impl Iterator<Item = &'a Arc<T>> {
+        self.items
+            .iter()
+            .filter(move |(item, on)| {
+                overrides
+                    .and_then(|o| o.get(item.key()))
+                    .copied()
+                    .unwrap_or(*on)
+            })
+            .map(|(i, _)| i)
     }
 }
 
@@ -395,11 +409,21 @@ impl Items {
 
     /// The catalogue of what is enabled now.
     pub(crate) fn snapshot(&self) -> Catalogue {
-        let tools: Vec<_> = self.tools.enabled().cloned().collect();
-        let prompts: Vec<_> = self.prompts.enabled().cloned().collect();
+        self.snapshot_for(None)
+    }
+
+    /// The catalogue one session sees, through its own visibility (`None`: the server's).
+    pub(crate) fn snapshot_for(&self, visibility: Option<&SessionVisibility>) -> Catalogue {
+        let of = |kind| visibility.map(|v| v.of(kind));
+        let tools: Vec<_> = self.tools.visible(of(ListKind::Tools)).cloned().collect();
+        let prompts: Vec<_> = self
+            .prompts
+            .visible(of(ListKind::Prompts))
+            .cloned()
+            .collect();
         let (mut templates, resources): (Vec<_>, Vec<_>) = self
             .resources
-            .enabled()
+            .visible(of(ListKind::Resources))
             .cloned()
             .partition(|r| r.is_template());
         // The documented order in which templates are tried: the longest literal prefix first

@@ -98,6 +98,7 @@ impl Server {
 #[cfg(feature = "http")]
 pub(crate) fn record_of(key: &str, session: &Session) -> Option<SessionRecord> {
     let negotiated = session.negotiated()?;
+    let data = session.data();
     Some(SessionRecord {
         id: key.to_owned(),
         protocol_version: negotiated.version.as_str().to_owned(),
@@ -109,6 +110,8 @@ pub(crate) fn record_of(key: &str, session: &Session) -> Option<SessionRecord> {
             .and_then(|v| v.as_str().map(str::to_owned)),
         subscriptions: session.subscriptions(),
         owner: None,
+        store: data.values().clone(),
+        visibility: data.visibility().clone(),
     })
 }
 
@@ -123,4 +126,8 @@ pub(crate) fn apply_record(session: &Session, record: &SessionRecord) {
         None => session.silence_logs(),
     }
     session.replace_subscriptions(record.subscriptions.iter().cloned());
+    let changed = session.data().adopt(&record.store, &record.visibility);
+    // Another replica changed what the session sees: its client hears it from this one too,
+    // which may hold its stream.
+    crate::context::notify_lists_changed(session, changed);
 }

@@ -306,7 +306,7 @@ impl Server {
             req.session.unsubscribe(&p.uri);
             return Ok("{}".into());
         }
-        if self.catalogue().resolve(&p.uri).is_none() {
+        if self.catalogue_for(req.session).resolve(&p.uri).is_none() {
             return Err(resource_not_found(&p.uri));
         }
         if !req.session.subscribe(&p.uri) {

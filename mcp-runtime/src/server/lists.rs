@@ -10,6 +10,7 @@ use super::request::panic_message;
 use super::request::{Request, Routed, parse_params};
 use crate::protocol::messages::ListParams;
 use crate::protocol::{CacheHint, ProtocolVersion, RpcError};
+use crate::registry::Catalogue;
 use crate::resource::Resource;
 
 impl Server {
@@ -22,16 +23,21 @@ impl Server {
         } else {
             self.schema_slot(req.session)
         };
-        self.list_tools_in(slot, req.version, req.params)
+        self.list_tools_in(
+            &self.catalogue_for(req.session),
+            slot,
+            req.version,
+            req.params,
+        )
     }
 
     fn list_tools_in(
         &self,
+        catalogue: &Catalogue,
         slot: usize,
         version: ProtocolVersion,
         params: Option<&RawValue>,
     ) -> Result<String, RpcError> {
-        let catalogue = self.catalogue();
         let profiles = self.schema_profiles();
         let entries: Vec<&RawValue> = catalogue
             .tools
@@ -43,7 +49,7 @@ impl Server {
 
     /// `prompts/list`.
     pub(super) fn list_prompts(&self, req: &Request<'_>) -> Result<String, RpcError> {
-        let catalogue = self.catalogue();
+        let catalogue = self.catalogue_for(req.session);
         let entries: Vec<&RawValue> = catalogue
             .prompts
             .iter()
@@ -54,7 +60,7 @@ impl Server {
 
     /// `resources/templates/list`.
     pub(super) fn list_resource_templates(&self, req: &Request<'_>) -> Result<String, RpcError> {
-        let catalogue = self.catalogue();
+        let catalogue = self.catalogue_for(req.session);
         let entries: Vec<&RawValue> = catalogue
             .templates
             .iter()
@@ -72,7 +78,7 @@ impl Server {
     ) -> Result<Routed, RpcError> {
         let p: ListParams = req.params()?;
         let version = req.version;
-        let catalogue = self.catalogue();
+        let catalogue = self.catalogue_for(req.session);
         let listers: Vec<_> = catalogue
             .templates
             .iter()
@@ -95,7 +101,6 @@ impl Server {
         let server = self.clone();
         Ok(req.answer_later(
             async move {
-                let catalogue = server.catalogue();
                 let mut owned: Vec<Box<RawValue>> = Vec::new();
                 for (uri, list) in listers {
                     let listed = catch_unwind(AssertUnwindSafe(list)).map_err(|panic| {
@@ -240,6 +245,7 @@ mod tests {
         timeout: None,
         schema_profile: None,
         call: |_, _| Box::pin(async { CallToolResult::error("unused") }),
+        states: &[],
         location: SourceLocation {
             file: file!(),
             line: line!(),
@@ -259,6 +265,7 @@ mod tests {
     fn listed_schema(server: &Server, session: &Session) -> Value {
         let text = server
             .list_tools_in(
+                &server.catalogue(),
                 server.schema_slot(session),
                 ProtocolVersion::LATEST_HANDSHAKE,
                 None,

@@ -257,6 +257,38 @@ impl Server {
         )
     }
 
+    /// What one session sees: the catalogue, through the session's own visibility when it
+    /// has one (built once per change of either, and kept with the session).
+    pub(crate) fn catalogue_for(&self, session: &Session) -> Arc<Catalogue> {
+        let base = self.catalogue();
+        if !session.has_own_visibility() {
+            return base;
+        }
+        let data = session.data();
+        let version = data.visibility_version();
+        let mut cached = session.view();
+        if let Some(view) = cached.as_ref()
+            && std::ptr::addr_eq(Arc::as_ptr(&view.base), Arc::as_ptr(&base))
+            && view.version == version
+            && let Ok(view) = Arc::clone(&view.view).downcast::<Catalogue>()
+        {
+            return view;
+        }
+        let view = Arc::new(
+            self.inner
+                .items
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .snapshot_for(Some(data.visibility())),
+        );
+        *cached = Some(crate::session::CachedView {
+            base,
+            version,
+            view: Arc::clone(&view) as Arc<dyn std::any::Any + Send + Sync>,
+        });
+        view
+    }
+
     pub(crate) fn state_keys(&self) -> &request_state::StateKeys {
         &self.inner.state_keys
     }

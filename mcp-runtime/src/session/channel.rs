@@ -32,6 +32,81 @@ pub(crate) struct RequestChannel {
     /// The transport already knows the request is of the stateless era (its HTTP
     /// `MCP-Protocol-Version` says so): without `_meta` it is refused as such.
     pub stateless_only: bool,
+    /// The HTTP request that carried the message, when one did.
+    #[cfg(feature = "http")]
+    pub http: Option<Arc<HttpRequest>>,
+}
+
+/// The HTTP request that carried a message, as a handler sees it
+/// ([`Context::http_request`](crate::Context::http_request)): read-only, and without its
+/// `Authorization` header — the verified identity is [`Context::auth`](crate::Context::auth),
+/// and a server never passes a client's token on (the MCP authorization rules forbid it).
+///
+/// ```
+/// use mcp_runtime::prelude::*;
+///
+/// /// Which region the caller's proxy says it is in.
+/// #[tool]
+/// fn region(ctx: Context) -> String {
+///     ctx.http_request()
+///         .and_then(|request| request.headers().get("x-region"))
+///         .and_then(|value| value.to_str().ok())
+///         .unwrap_or("unknown")
+///         .to_owned()
+/// }
+/// # fn main() {}
+/// ```
+#[cfg(feature = "http")]
+#[derive(Debug)]
+pub struct HttpRequest {
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+    peer: Option<std::net::SocketAddr>,
+}
+
+#[cfg(feature = "http")]
+impl HttpRequest {
+    pub(crate) fn new(
+        method: axum::http::Method,
+        uri: axum::http::Uri,
+        mut headers: axum::http::HeaderMap,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Self {
+        headers.remove(axum::http::header::AUTHORIZATION);
+        HttpRequest {
+            method,
+            uri,
+            headers,
+            peer,
+        }
+    }
+
+    /// The request's method (`POST`).
+    pub fn method(&self) -> &axum::http::Method {
+        &self.method
+    }
+
+    /// The request's URI as the server received it (path and query).
+    pub fn uri(&self) -> &axum::http::Uri {
+        &self.uri
+    }
+
+    /// The request's path.
+    pub fn path(&self) -> &str {
+        self.uri.path()
+    }
+
+    /// The request's headers, but `Authorization`.
+    pub fn headers(&self) -> &axum::http::HeaderMap {
+        &self.headers
+    }
+
+    /// The address of the peer that sent the request (a proxy's, behind one), when the
+    /// server knows it (`serve_http` does; a router mounted without connect info does not).
+    pub fn peer_addr(&self) -> Option<std::net::SocketAddr> {
+        self.peer
+    }
 }
 
 impl RequestChannel {
@@ -44,6 +119,8 @@ impl RequestChannel {
             task: None,
             closing: CancellationToken::new(),
             stateless_only: false,
+            #[cfg(feature = "http")]
+            http: None,
         }
     }
 

@@ -5,15 +5,20 @@
 
 mod channel;
 mod client_requests;
+mod data;
 mod frames;
 pub(crate) mod request_state;
 mod round_trip;
 
 #[cfg(feature = "http")]
+pub use channel::HttpRequest;
+#[cfg(feature = "http")]
 pub(crate) use channel::StreamControl;
 pub(crate) use channel::{CallTask, RequestChannel, TaskSlot};
 pub use client_requests::ClientError;
 pub(crate) use client_requests::{ClientAnswer, ClientRequests};
+pub(crate) use data::Kept;
+pub use data::SessionVisibility;
 pub(crate) use frames::{Outbound, OutboundQueue};
 pub(crate) use round_trip::RoundTrip;
 
@@ -91,6 +96,22 @@ pub(crate) struct Session {
     /// bit per kind): another change adds nothing to what it knows, so it is not queued
     /// again. A session that never reads holds one notification per list, not thousands.
     lists_changed: AtomicU8,
+    /// A stand-in for a request that has no session (the stateless era, a stateless HTTP
+    /// endpoint): it has no store and no visibility of its own.
+    sessionless: bool,
+    /// What handlers keep in the session, and its visibility of the catalogue.
+    data: Mutex<Kept>,
+    /// The server's view of the catalogue for this session's visibility, kept until either
+    /// changes (the server's own type, which this layer does not know).
+    view: Mutex<Option<CachedView>>,
+}
+
+/// A view of the catalogue built for one session: of which catalogue (its address), for
+/// which visibility (its version).
+pub(crate) struct CachedView {
+    pub base: Arc<dyn std::any::Any + Send + Sync>,
+    pub version: u64,
+    pub view: Arc<dyn std::any::Any + Send + Sync>,
 }
 
 impl Session {
@@ -106,7 +127,38 @@ impl Session {
             roots: Mutex::new(None),
             key: OnceLock::new(),
             lists_changed: AtomicU8::new(0),
+            sessionless: false,
+            data: Mutex::new(Kept::default()),
+            view: Mutex::new(None),
         }
+    }
+
+    /// A stand-in for a request that has no session.
+    pub(crate) fn sessionless(notifications: Outbound) -> Session {
+        Session {
+            sessionless: true,
+            ..Session::new(notifications)
+        }
+    }
+
+    /// Whether this is a real session (not a request's stand-in).
+    pub(crate) fn is_session(&self) -> bool {
+        !self.sessionless
+    }
+
+    /// What handlers keep in the session, and its visibility.
+    pub(crate) fn data(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.data.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the session sees the catalogue otherwise than the server offers it.
+    pub(crate) fn has_own_visibility(&self) -> bool {
+        !self.sessionless && !self.data().visibility().is_empty()
+    }
+
+    /// The view of the catalogue cached for this session.
+    pub(crate) fn view(&self) -> std::sync::MutexGuard<'_, Option<CachedView>> {
+        self.view.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Records that the lists of `kinds` changed; returns the kinds the client has not
@@ -185,7 +237,7 @@ impl Session {
     /// A session for one stateless request on this connection: its own negotiated state,
     /// this connection's requests in flight.
     pub(crate) fn request_scoped(&self, notifications: Outbound) -> Session {
-        let mut session = Session::new(notifications);
+        let mut session = Session::sessionless(notifications);
         session.in_flight = Arc::clone(&self.in_flight);
         session
     }

@@ -25,7 +25,9 @@ use crate::cluster::SessionRecord;
 use crate::protocol::{Implementation, ProtocolVersion};
 use crate::server::Routed;
 use crate::server::stateless::STATELESS_VERSIONS;
-use crate::session::{Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl};
+use crate::session::{
+    HttpRequest, Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl,
+};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -226,6 +228,8 @@ pub(super) async fn post(
     State(state): State<Arc<HttpState>>,
     auth: Option<Extension<Arc<AuthInfo>>>,
     peer: Option<Extension<ConnectInfo<std::net::SocketAddr>>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
@@ -235,7 +239,10 @@ pub(super) async fn post(
         Err(refusal) => return *refusal,
     };
     let peer = peer.map(|Extension(ConnectInfo(p))| p);
-    let served = match serve_in(&state, &admitted, &headers, auth.as_deref(), peer).await {
+    // What the handler may read of the request; the token was read already.
+    let request = Arc::new(HttpRequest::new(method, uri, headers, peer));
+    let headers = request.headers();
+    let served = match serve_in(&state, &admitted, headers, auth.as_deref(), peer).await {
         Ok(served) => served,
         Err(refusal) => return refused(refusal),
     };
@@ -243,7 +250,15 @@ pub(super) async fn post(
         Ok(permit) => permit,
         Err(refusal) => return *refusal,
     };
-    let response = respond(&state, &admitted, &served, &headers, &body, auth, permit).await;
+    let response = respond(
+        &state,
+        &admitted,
+        &served,
+        (auth, Arc::clone(&request)),
+        &body,
+        permit,
+    )
+    .await;
     share(&state, &served, response).await
 }
 
@@ -315,13 +330,13 @@ async fn serve_in(
     };
     if admitted.stateless_era {
         // No session: the request carries everything in its `_meta`.
-        return Ok(alone(Arc::new(Session::new(Outbound::new().0))));
+        return Ok(alone(Arc::new(Session::sessionless(Outbound::new().0))));
     }
     if state.options.stateless {
         // An `initialize` negotiates like any other (clients send one first, stateless
         // server or not); every other request stands alone at the header's revision.
         return Ok(alone(if initialize {
-            Arc::new(Session::new(Outbound::new().0))
+            Arc::new(Session::sessionless(Outbound::new().0))
         } else {
             stateless_session(admitted.version)
         }));
@@ -400,11 +415,11 @@ async fn respond(
     state: &Arc<HttpState>,
     admitted: &Admitted,
     served: &Served,
-    headers: &HeaderMap,
+    (auth, request): (Option<Arc<AuthInfo>>, Arc<HttpRequest>),
     body: &[u8],
-    auth: Option<Arc<AuthInfo>>,
     permit: Option<Permit>,
 ) -> Response<Body> {
+    let headers = request.headers();
     let (out, mut frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
     // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
     // stream goes on until the call it answers has finished.
@@ -421,6 +436,7 @@ async fn respond(
             retry: Arc::clone(&close_retry),
         })),
         stateless_only: admitted.stateless_era,
+        http: Some(Arc::clone(&request)),
     };
     let session = &served.session;
     let routed = state.server.route(session, body, &channel);
@@ -502,7 +518,7 @@ async fn respond(
                 (First::Message(first), Some(http_session)) => {
                     stream_response(
                         state,
-                        http_session,
+                        (http_session, served.before.clone()),
                         session,
                         first,
                         frames,
@@ -566,7 +582,7 @@ fn accepted() -> Response<Body> {
 /// A session for one stateless request: initialised at the revision the request names.
 fn stateless_session(version: ProtocolVersion) -> Arc<Session> {
     let (notifications, _) = Outbound::new();
-    let session = Arc::new(Session::new(notifications));
+    let session = Arc::new(Session::sessionless(notifications));
     session.initialize(Negotiated {
         version,
         client_info: Implementation::default(),
@@ -658,7 +674,7 @@ fn request_stream_response(
 #[allow(clippy::too_many_arguments)]
 async fn stream_response(
     state: &Arc<HttpState>,
-    http_session: &Arc<HttpSession>,
+    (http_session, before): (&Arc<HttpSession>, Option<SessionRecord>),
     session: &Session,
     first: Option<Vec<u8>>,
     mut frames: OutboundQueue,
@@ -676,6 +692,7 @@ async fn stream_response(
         let server = state.server.clone();
         let appended = Arc::clone(&store);
         let into = stream.clone();
+        let (shared_in, http_session) = (Arc::clone(state), Arc::clone(http_session));
         // Appended in order, one at a time: a store over the network answers each append.
         let append = move |frame: Vec<u8>| {
             let store = Arc::clone(&appended);
@@ -701,6 +718,9 @@ async fn stream_response(
                         while let Some(frame) = frames.try_recv() {
                             append(frame).await;
                         }
+                        // What the handler changed in a shared session is written back
+                        // before its response can reach the client, as for a JSON answer.
+                        shared_in.sessions.share_changes(&http_session, before).await;
                         if let Ok(Some(frame)) = finished {
                             append(frame).await;
                         }

@@ -145,10 +145,15 @@ struct SessionQuery {
     session_id: String,
 }
 
+// An axum handler takes what it reads of the request as arguments.
+#[allow(clippy::too_many_arguments)]
 async fn message(
     State(state): State<Arc<HttpState>>,
     auth: Option<Extension<Arc<AuthInfo>>>,
     Query(query): Query<SessionQuery>,
+    peer: Option<Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
@@ -190,6 +195,10 @@ async fn message(
     }
     let mut channel = RequestChannel::new(legacy.out.clone());
     channel.auth = caller;
+    let peer = peer.map(|Extension(axum::extract::ConnectInfo(p))| p);
+    channel.http = Some(Arc::new(crate::session::HttpRequest::new(
+        method, uri, headers, peer,
+    )));
     let out = legacy.out;
     match state.server.route(&legacy.session, &body, &channel) {
         Routed::Reply(Some(frame)) => out.send(frame),

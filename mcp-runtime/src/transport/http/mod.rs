@@ -45,6 +45,8 @@ pub use auth::{AuthRejection, BearerTokens, TokenVerifier};
 pub use events::{EventFuture, EventStore, EventStoreLimits, InMemoryEventStore, StreamRead};
 pub use options::{HttpOptions, HttpRoute};
 
+pub use crate::session::HttpRequest;
+
 use crate::server::Server;
 use session_table::SessionTable;
 use state::{HttpState, json_error};

@@ -382,8 +382,11 @@ impl SessionTable {
             return Ok(());
         };
         let shared = store.put(&record, self.idle_timeout).await;
-        if shared.is_err() {
-            self.remove(&session.id);
+        match shared {
+            Ok(()) => session.session.data().shared(),
+            Err(_) => {
+                self.remove(&session.id);
+            }
         }
         shared
     }
@@ -398,9 +401,11 @@ impl SessionTable {
             return;
         }
         match store.put(&after, self.idle_timeout).await {
-            Ok(()) => self
-                .server
-                .publish(crate::cluster::ClusterEvent::SessionChanged { record: after }),
+            Ok(()) => {
+                session.session.data().shared();
+                self.server
+                    .publish(crate::cluster::ClusterEvent::SessionChanged { record: after });
+            }
             Err(e) => tracing::warn!(%e, session = %session.id, "cannot share a session's state"),
         }
     }

@@ -1,0 +1,94 @@
+//! The caller server: tools that show a handler what it can learn of its caller, its request
+//! and its session, and that keep state in the session. Over stdio, or over Streamable HTTP
+//! with `--http ADDR`; with `HTTP_AUTH_TOKENS` (`token:subject,…`) every HTTP request needs
+//! one of those bearer tokens, and with `HTTP_STATELESS=1` the endpoint keeps no sessions.
+
+use mcp_runtime::AuthInfo;
+use mcp_runtime::http::{BearerTokens, HttpOptions};
+use mcp_runtime::prelude::*;
+use mcp_runtime::serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Everything a handler knows of who calls it and how.
+#[tool]
+fn whoami(ctx: Context) -> Json<Value> {
+    let http = ctx.http_request();
+    Json(json!({
+        "session": ctx.session_id(),
+        "has_session": ctx.session().is_ok(),
+        "subject": ctx.auth().map(|a| a.subject.clone()),
+        "scopes": ctx.auth().map(|a| a.scopes.clone()),
+        "client": ctx.client_info().map(|c| c.name.clone()),
+        "sampling": ctx.client_capabilities().is_some_and(|c| c.contains_key("sampling")),
+        "method": http.map(|r| r.method().as_str().to_owned()),
+        "path": http.map(|r| r.path().to_owned()),
+        "probe": http.and_then(|r| r.headers().get("x-probe")).and_then(|v| v.to_str().ok()),
+        "authorization_seen": http.is_some_and(|r| r.headers().contains_key("authorization")),
+        "peer_is_loopback": http.and_then(|r| r.peer_addr()).map(|a| a.ip().is_loopback()),
+    }))
+}
+
+/// Words kept in the session.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(crate = "mcp_runtime::serde")]
+struct Words(Vec<String>);
+
+/// Keep a word in this session.
+#[tool]
+fn remember(ctx: Context, word: String) -> Result<usize, ToolError> {
+    Ok(ctx.session()?.update(|words: &mut Words| {
+        words.0.push(word);
+        words.0.len()
+    })?)
+}
+
+/// The words kept in this session.
+#[tool]
+fn recall(ctx: Context) -> Result<Json<Vec<String>>, ToolError> {
+    let words: Option<Words> = ctx.session()?.get()?;
+    Ok(Json(words.unwrap_or_default().0))
+}
+
+/// Hide a tool from this session.
+#[tool]
+fn hide(ctx: Context, name: String) -> Result<bool, ToolError> {
+    Ok(ctx.session()?.disable_tool(&name))
+}
+
+/// Show the secret tool to this session.
+#[tool]
+fn unlock(ctx: Context) -> Result<bool, ToolError> {
+    Ok(ctx.session()?.enable_tool("secret"))
+}
+
+/// A tool the server offers to no one until a session unlocks it.
+#[tool]
+fn secret() -> &'static str {
+    "the cake is in the cupboard"
+}
+
+#[mcp_runtime::main]
+async fn main() -> mcp_runtime::Result<()> {
+    let server = mcp_runtime::server!().build()?;
+    server.disable_tool("secret");
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next()) {
+        (Some("--http"), Some(addr)) => {
+            let mut options = HttpOptions::default();
+            if let Ok(tokens) = std::env::var("HTTP_AUTH_TOKENS") {
+                let mut verifier = BearerTokens::new();
+                for entry in tokens.split(',') {
+                    if let Some((token, subject)) = entry.split_once(':') {
+                        verifier = verifier.token(token, AuthInfo::new(subject).scopes(["mcp"]));
+                    }
+                }
+                options = options.auth(verifier);
+            }
+            if std::env::var("HTTP_STATELESS").is_ok_and(|v| v == "1") {
+                options = options.stateless(true);
+            }
+            server.serve_http_with(addr, options).await
+        }
+        _ => server.serve_stdio().await,
+    }
+}
