@@ -797,3 +797,144 @@ fn stopping_nginx_ends_its_workers_with_it() {
         "nginx workers outlived their master: {left:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// examples/notes as three replicas behind nginx: pins kept in the session travel with it
+
+/// A tool call to the notes server, as the caller of `token`, in `session`.
+fn notes_call(
+    server: &impl Endpoint,
+    token: &str,
+    session: Option<&str>,
+    id: i64,
+    name: &str,
+    arguments: Value,
+) -> Value {
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": name, "arguments": arguments}});
+    answer(
+        post(server, session, &message)
+            .header("Authorization", &format!("Bearer {token}"))
+            .send(),
+    )
+}
+
+/// Opens a notes session as the caller of `token`.
+fn notes_session(server: &impl Endpoint, token: &str) -> String {
+    let response = post(
+        server,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {},
+            "clientInfo": {"name": "cluster-e2e", "version": "1.0.0"}}}),
+    )
+    .header("Authorization", &format!("Bearer {token}"))
+    .send();
+    let session = response
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    answer(response);
+    session
+}
+
+fn pinned_titles(response: &Value) -> Vec<String> {
+    response["result"]["structuredContent"]["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list: {response}"))
+        .iter()
+        .map(|n| n["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn notes_pins_survive_requests_landing_on_other_replicas() {
+    let scratch = mcp_tests::Scratch::new("notes-cluster");
+    let db = scratch.path("notes.db");
+    let cluster = Replicas::start_with(
+        &mcp_tests::workspace_binary("notes"),
+        3,
+        &[std::ffi::OsStr::new("--db"), db.as_os_str()],
+        &[("NOTES_TOKENS", "alice:token-a,bob:token-b")],
+    );
+    let nginx = Nginx::start(&cluster.addrs());
+    let session = notes_session(&nginx, "token-a");
+    let (first, second, third) = (cluster.replica(0), cluster.replica(1), cluster.replica(2));
+    let added = notes_call(
+        first,
+        "token-a",
+        Some(&session),
+        1,
+        "add_note",
+        json!({"title": "shared", "body": "b"}),
+    );
+    let id = added["result"]["structuredContent"]["id"].as_i64().unwrap();
+    let pinned = notes_call(
+        second,
+        "token-a",
+        Some(&session),
+        2,
+        "pin",
+        json!({"id": id}),
+    );
+    assert_eq!(pinned["result"]["isError"], Value::Null, "{pinned}");
+    let seen = notes_call(third, "token-a", Some(&session), 3, "pinned", json!({}));
+    assert_eq!(
+        pinned_titles(&seen),
+        ["shared"],
+        "the third replica sees the second's pin"
+    );
+    // Round-robin through nginx: every replica answers the same.
+    for id in 4..=9 {
+        let seen = notes_call(&nginx, "token-a", Some(&session), id, "pinned", json!({}));
+        assert_eq!(pinned_titles(&seen), ["shared"]);
+    }
+    // A pin added on one replica joins the others' view at once.
+    let other = notes_call(
+        first,
+        "token-a",
+        Some(&session),
+        10,
+        "add_note",
+        json!({"title": "second", "body": "b"}),
+    );
+    let other = other["result"]["structuredContent"]["id"].as_i64().unwrap();
+    notes_call(
+        third,
+        "token-a",
+        Some(&session),
+        11,
+        "pin",
+        json!({"id": other}),
+    );
+    let seen = notes_call(second, "token-a", Some(&session), 12, "pinned", json!({}));
+    assert_eq!(pinned_titles(&seen), ["shared", "second"]);
+
+    // Another session of the same user has pins of its own, on every replica.
+    let fresh = notes_session(&nginx, "token-a");
+    for (id, replica) in [first, second, third].into_iter().enumerate() {
+        let seen = notes_call(
+            replica,
+            "token-a",
+            Some(&fresh),
+            20 + id as i64,
+            "pinned",
+            json!({}),
+        );
+        assert_eq!(pinned_titles(&seen), Vec::<String>::new());
+    }
+    // Bob's session on any replica: Alice's note is not found.
+    let bob = notes_session(&nginx, "token-b");
+    let refused = notes_call(
+        &nginx,
+        "token-b",
+        Some(&bob),
+        30,
+        "get_note",
+        json!({"id": id}),
+    );
+    assert_eq!(
+        refused["result"]["content"][0]["text"],
+        format!("note {id} not found")
+    );
+}

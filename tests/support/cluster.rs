@@ -134,14 +134,26 @@ pub struct Replicas {
 impl Replicas {
     /// Starts Redis and `count` replicas of `program` serving HTTP.
     pub fn start(program: &Path, count: usize) -> Replicas {
+        Replicas::start_with(program, count, &[], &[])
+    }
+
+    /// Starts Redis and `count` replicas of `program --http … ARGS…` serving HTTP, with `env`
+    /// besides the shared Redis.
+    pub fn start_with(
+        program: &Path,
+        count: usize,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &str)],
+    ) -> Replicas {
         let redis = Redis::start();
         let url = redis.url();
-        let env = [
+        let mut env = env.to_vec();
+        env.extend([
             ("MCP_REDIS_URL", url.as_str()),
             ("MCP_STATE_KEY", "a key every replica of the test shares"),
-        ];
+        ]);
         let servers = (0..count)
-            .map(|_| Some(HttpServer::spawn(program, &env)))
+            .map(|_| Some(HttpServer::spawn_with_args(program, args, &env)))
             .collect();
         Replicas { redis, servers }
     }

@@ -6,6 +6,7 @@
 //! Every read has a deadline, and a read that times out loses nothing: bytes are kept in a
 //! buffer and parsed only once a whole line, chunk or event is there.
 
+use std::ffi::OsStr;
 use std::fmt;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -31,8 +32,14 @@ pub struct HttpServer {
 impl HttpServer {
     /// Starts `program --http 127.0.0.1:0` and waits for the line naming its address.
     pub fn spawn(program: &Path, env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::spawn_with_args(program, &[], env)
+    }
+
+    /// Starts `program --http 127.0.0.1:0 ARGS…` and waits for the line naming its address.
+    pub fn spawn_with_args(program: &Path, args: &[&OsStr], env: &[(&str, &str)]) -> HttpServer {
         let mut child = Command::new(program)
             .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::inherit())

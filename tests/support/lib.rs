@@ -71,17 +71,28 @@ impl StdioServer {
 
     /// Starts a server binary with extra environment variables.
     pub fn spawn_with_env(program: &Path, env: &[(&str, &str)]) -> StdioServer {
-        StdioServer::start(program, env, false)
+        StdioServer::start(program, &[], env, false)
+    }
+
+    /// Starts a server binary with arguments.
+    pub fn spawn_with_args(program: &Path, args: &[&std::ffi::OsStr]) -> StdioServer {
+        StdioServer::start(program, args, &[], false)
     }
 
     /// Starts a server binary whose standard error the test reads
     /// ([`StdioServer::wait_for_stderr`]); it is shown on the test's too.
     pub fn spawn_reading_stderr(program: &Path, env: &[(&str, &str)]) -> StdioServer {
-        StdioServer::start(program, env, true)
+        StdioServer::start(program, &[], env, true)
     }
 
-    fn start(program: &Path, env: &[(&str, &str)], read_stderr: bool) -> StdioServer {
+    fn start(
+        program: &Path,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &str)],
+        read_stderr: bool,
+    ) -> StdioServer {
         let mut child = Command::new(program)
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
