@@ -122,6 +122,18 @@ fn the_legacy_transport_sits_beside_an_endpoint_moved_elsewhere() {
 }
 
 #[test]
+fn the_python_sdk_uses_the_notes_example_as_two_users_in_two_sessions_each() {
+    let scratch = mcp_tests::Scratch::new("notes-python");
+    let db = scratch.path("notes.db");
+    let server = HttpServer::spawn_with_args(
+        &workspace_binary("notes"),
+        &[OsStr::new("--db"), db.as_os_str()],
+        &[("NOTES_TOKENS", "alice:token-a,bob:token-b")],
+    );
+    run_python_script("python_sdk_notes.py", server.url("/mcp").as_ref(), &[]);
+}
+
+#[test]
 fn the_python_sdk_calls_tools_reads_templates_and_elicits_over_http_in_the_stateless_era() {
     let server = HttpServer::spawn(&workspace_binary("everything"), &[]);
     run_python_script("python_sdk_http.py", server.url("/mcp").as_ref(), &[]);

@@ -23,6 +23,8 @@ fn ui() {
     t.compile_fail("ui/prompt/fail/*.rs");
     t.pass("ui/resource/pass/*.rs");
     t.compile_fail("ui/resource/fail/*.rs");
+    t.pass("ui/toolbox/pass/*.rs");
+    t.compile_fail("ui/toolbox/fail/*.rs");
     t.pass("ui/main/pass/*.rs");
     t.compile_fail("ui/main/fail/*.rs");
 }

@@ -138,6 +138,8 @@ mod book {
         Resources = "book/src/resources.md";
         Completions = "book/src/completions.md";
         Context = "book/src/context.md";
+        #[cfg(feature = "http")]
+        StateAndSessions = "book/src/state-and-sessions.md";
         ClientRequests = "book/src/client-requests.md";
         Tasks = "book/src/tasks.md";
         Changes = "book/src/changes.md";

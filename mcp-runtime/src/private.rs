@@ -118,7 +118,8 @@ fn struct_schema<T: schemars::JsonSchema>() -> serde_json::Value {
 #[diagnostic::on_unimplemented(
     message = "a tool parameter must implement `Deserialize`; `{Self}` does not",
     label = "the client's argument is deserialised into this type",
-    note = "derive it on your type: `#[derive(mcp_runtime::serde::Deserialize)]` with `#[serde(crate = \"mcp_runtime::serde\")]`"
+    note = "derive it on your type: `#[derive(mcp_runtime::serde::Deserialize)]` with `#[serde(crate = \"mcp_runtime::serde\")]`",
+    note = "a `Context` or `State<…>` is recognised by the name written in the signature: behind a type alias or a macro it is taken for an argument, so write `State<…>` itself"
 )]
 pub trait ParameterDeserialize: serde::de::DeserializeOwned {}
 impl<T: serde::de::DeserializeOwned> ParameterDeserialize for T {}
@@ -127,7 +128,8 @@ impl<T: serde::de::DeserializeOwned> ParameterDeserialize for T {}
 #[diagnostic::on_unimplemented(
     message = "a tool parameter must implement `JsonSchema`; `{Self}` does not",
     label = "the tool's input schema describes this type",
-    note = "derive it on your type: `#[derive(mcp_runtime::schemars::JsonSchema)]` with `#[schemars(crate = \"mcp_runtime::schemars\")]`"
+    note = "derive it on your type: `#[derive(mcp_runtime::schemars::JsonSchema)]` with `#[schemars(crate = \"mcp_runtime::schemars\")]`",
+    note = "a `Context` or `State<…>` is recognised by the name written in the signature: behind a type alias or a macro it is taken for an argument, so write `State<…>` itself"
 )]
 pub trait ParameterSchema: schemars::JsonSchema {}
 impl<T: schemars::JsonSchema> ParameterSchema for T {}

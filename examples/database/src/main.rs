@@ -1,4 +1,5 @@
-//! An MCP server over a real SQLite database, created in memory with a few tables and rows.
+//! An MCP server over a real SQLite database: a small shop (customers, products, orders)
+//! created in memory, or a database file named on the command line.
 //!
 //! - `query_database`: runs one read-only `SELECT` and returns the rows as structured output;
 //!   anything else is refused as a tool error.
@@ -7,17 +8,27 @@
 //!   and whose `list` names every table.
 //! - `review_query`: a prompt that asks the model to review a query against the schema.
 //!
-//! Run it with `cargo run -p database`; it speaks MCP on standard input and output.
+//! ```text
+//! cargo run -p database                          # the shop, in memory, over stdio
+//! cargo run -p database -- --db shop.db          # a file; created and seeded if it has no table
+//! cargo run -p database -- --http 127.0.0.1:8080 # Streamable HTTP at /mcp instead of stdio
+//! ```
+//!
+//! `main` opens the database and gives the connection to the server as state: every tool,
+//! resource and prompt takes it as `State<Database>`. Once the shop's tables are in, the
+//! connection only reads (`PRAGMA query_only`): no request can change the database.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::RpcError;
-use mcp_runtime::{resource_not_found, schemars, serde, serde_json};
-use rusqlite::Connection;
+use mcp_runtime::{State, resource_not_found, schemars, serde, serde_json};
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-/// The example's data, created once.
+/// The example's data, loaded into a database that has no table yet.
 const SEED: &str = "
     CREATE TABLE customers (
         id INTEGER PRIMARY KEY,
@@ -48,20 +59,104 @@ const SEED: &str = "
         (2, 1, 5, '2025-02-11'), (3, 1, 1, '2025-03-01');
 ";
 
-fn database() -> MutexGuard<'static, Connection> {
-    static DATABASE: OnceLock<Mutex<Connection>> = OnceLock::new();
-    DATABASE
-        .get_or_init(|| {
-            let connection = Connection::open_in_memory().expect("an in-memory database opens");
-            connection.execute_batch(SEED).expect("the seed data loads");
-            // Every statement run from here on may only read.
-            connection
-                .execute_batch("PRAGMA query_only = ON;")
-                .expect("query_only is supported");
-            Mutex::new(connection)
+/// The database the server answers from: one SQLite connection, which `main` opens and gives
+/// the server as state.
+struct Database {
+    connection: Mutex<Connection>,
+}
+
+/// The condition on `sqlite_schema` that picks the database's tables, leaving out those
+/// SQLite keeps for itself (`sqlite_sequence`, `sqlite_stat1`, …).
+const USER_TABLES: &str = "type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'";
+
+impl Database {
+    /// Opens the file at `path` (creating it when missing), or a new database in memory when
+    /// there is no path. A database without a table is given the shop's; then the connection
+    /// is made read-only.
+    fn open(path: Option<&Path>) -> rusqlite::Result<Database> {
+        let mut connection = match path {
+            Some(path) => Connection::open(path)?,
+            None => Connection::open_in_memory()?,
+        };
+        // Another program may be writing the file: wait for it rather than fail at once.
+        connection.busy_timeout(Duration::from_secs(5))?;
+        if table_count(&connection)? == 0 {
+            // Seeding writes, so it takes the write lock first and looks again: a server
+            // started beside this one on the same new file may have seeded it meanwhile. The
+            // transaction also keeps a seed cut short from leaving half the tables.
+            let seed = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            if table_count(&seed)? == 0 {
+                seed.execute_batch(SEED)?;
+            }
+            seed.commit()?;
+        }
+        // Every statement run from here on may only read.
+        connection.execute_batch("PRAGMA query_only = ON;")?;
+        Ok(Database {
+            connection: Mutex::new(connection),
         })
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.connection
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The names of the tables, in order.
+    fn table_names(&self) -> rusqlite::Result<Vec<String>> {
+        let db = self.lock();
+        let mut statement = db.prepare_cached(&format!(
+            "SELECT name FROM sqlite_schema WHERE {USER_TABLES} ORDER BY name"
+        ))?;
+        statement.query_map([], |row| row.get(0))?.collect()
+    }
+
+    /// The DDL of every table.
+    fn schema(&self) -> rusqlite::Result<String> {
+        let db = self.lock();
+        let mut statement = db.prepare_cached(&format!(
+            "SELECT sql FROM sqlite_schema WHERE {USER_TABLES} ORDER BY name"
+        ))?;
+        let ddl: Vec<String> = statement
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        Ok(ddl.join(";\n\n") + ";\n")
+    }
+
+    /// The DDL of one table, or `None` when there is no such table.
+    fn table_ddl(&self, table: &str) -> rusqlite::Result<Option<String>> {
+        self.lock()
+            .query_row(
+                &format!("SELECT sql FROM sqlite_schema WHERE {USER_TABLES} AND name = ?1"),
+                [table],
+                |row| row.get::<_, String>(0),
+            )
+            .optional()
+            .map(|ddl| ddl.map(|ddl| ddl + ";\n"))
+    }
+}
+
+/// How many tables the database has, SQLite's own included.
+fn table_count(connection: &Connection) -> rusqlite::Result<i64> {
+    connection.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+        [],
+        |row| row.get(0),
+    )
+}
+
+/// The table names, as `main` read them when the server started, for the template's `list`
+/// and the completions of `table`. Those two are plain functions called without a `Context`
+/// or `State` (`fn() -> …` and `fn(&str) -> …`), so they cannot be handed the connection;
+/// they read this list instead of the database. The server never changes the schema, so the
+/// list stays right unless another program adds or drops a table in the file while the
+/// server runs: the new table is then readable (`sqlite://tables/{table}/ddl` and
+/// `query_database` use the connection) but neither listed nor completed until a restart.
+static TABLES: OnceLock<Vec<String>> = OnceLock::new();
+
+fn tables() -> &'static [String] {
+    TABLES.get().map_or(&[], Vec::as_slice)
 }
 
 /// The rows a query returned.
@@ -81,6 +176,7 @@ const MAX_ROWS: usize = 500;
 /// Run one read-only SQL query (a single SELECT) and return its rows.
 #[tool(title = "Query the database", annotations(read_only, idempotent))]
 fn query_database(
+    db: State<Database>,
     /// One SELECT statement, e.g. `SELECT name, city FROM customers`.
     sql: String,
 ) -> Result<Json<QueryResult>, ToolError> {
@@ -94,7 +190,7 @@ fn query_database(
             "only a single SELECT statement is allowed; this tool never changes the database",
         ));
     }
-    let db = database();
+    let db = db.lock();
     let mut statement = db.prepare(&sql).map_err(|e| match e {
         rusqlite::Error::MultipleStatement => ToolError::new(
             "only a single SELECT statement is allowed; remove everything after the first `;`",
@@ -132,29 +228,15 @@ fn query_database(
     Ok(Json(QueryResult { columns, rows }))
 }
 
-fn table_names() -> Vec<String> {
-    let db = database();
-    let mut statement = db
-        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-        .expect("the schema query is valid");
-    statement
-        .query_map([], |row| row.get(0))
-        .and_then(Iterator::collect)
-        .unwrap_or_default()
+/// A failure of the database, as a JSON-RPC error.
+fn internal(error: rusqlite::Error) -> RpcError {
+    RpcError::internal(format!("the database failed: {error}"))
 }
 
 /// The DDL of every table.
 #[resource("sqlite://schema", mime = "text/x-sql", title = "Database schema")]
-fn schema() -> String {
-    let db = database();
-    let mut statement = db
-        .prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-        .expect("the schema query is valid");
-    let ddl: Vec<String> = statement
-        .query_map([], |row| row.get(0))
-        .and_then(Iterator::collect)
-        .unwrap_or_default();
-    ddl.join(";\n\n") + ";\n"
+fn schema(db: State<Database>) -> Result<String, RpcError> {
+    db.schema().map_err(internal)
 }
 
 /// The DDL of one table.
@@ -166,22 +248,18 @@ fn schema() -> String {
     complete(table = complete_table)
 )]
 fn table_ddl(
+    db: State<Database>,
     /// The table's name.
     table: String,
 ) -> Result<String, RpcError> {
-    let db = database();
-    db.query_row(
-        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-        [&table],
-        |row| row.get::<_, String>(0),
-    )
-    .map(|ddl| ddl + ";\n")
-    .map_err(|_| resource_not_found(&format!("sqlite://tables/{table}/ddl")))
+    db.table_ddl(&table)
+        .map_err(internal)?
+        .ok_or_else(|| resource_not_found(&format!("sqlite://tables/{table}/ddl")))
 }
 
 fn list_tables() -> Vec<Resource> {
-    table_names()
-        .into_iter()
+    tables()
+        .iter()
         .map(|t| {
             Resource::new(format!("sqlite://tables/{t}/ddl"), format!("{t} DDL"))
                 .mime_type("text/x-sql")
@@ -190,45 +268,99 @@ fn list_tables() -> Vec<Resource> {
 }
 
 fn complete_table(prefix: &str) -> Vec<String> {
-    table_names()
-        .into_iter()
+    tables()
+        .iter()
         .filter(|t| t.starts_with(prefix))
+        .cloned()
         .collect()
 }
 
 /// Review a SQL query for correctness and performance against this database's schema.
 #[prompt(title = "Review a query", complete(table = complete_table))]
 fn review_query(
+    db: State<Database>,
     /// The query to review.
     query: String,
     /// The table the query is mostly about, if any.
     table: Option<String>,
     /// What to focus on, e.g. "performance" or "correctness".
     focus: Option<String>,
-) -> Vec<PromptMessage> {
+) -> Result<Vec<PromptMessage>, RpcError> {
     let focus = focus.unwrap_or_else(|| "correctness and performance".into());
     let context = match table {
-        Some(t) => EmbeddedResource::text(
-            format!("sqlite://tables/{t}/ddl"),
+        Some(t) => {
+            let ddl = db
+                .table_ddl(&t)
+                .map_err(internal)?
+                .unwrap_or_else(|| format!("-- no table named {t}"));
+            EmbeddedResource::text(format!("sqlite://tables/{t}/ddl"), "text/x-sql", ddl)
+        }
+        None => EmbeddedResource::text(
+            "sqlite://schema",
             "text/x-sql",
-            table_ddl(t.clone()).unwrap_or_else(|_| format!("-- no table named {t}")),
+            db.schema().map_err(internal)?,
         ),
-        None => EmbeddedResource::text("sqlite://schema", "text/x-sql", schema()),
     };
-    vec![
+    Ok(vec![
         PromptMessage::user(format!(
             "Review this SQLite query, focusing on {focus}. Point out mistakes and suggest a better version.\n\n```sql\n{query}\n```"
         )),
         PromptMessage::new(Role::User, context),
-    ]
+    ])
+}
+
+/// The database file of `--db PATH` (or `--db=PATH`), if given. `--http ADDR` is read by
+/// `serve`, which leaves the other arguments to the program; here it is only stepped over.
+fn db_path() -> mcp_runtime::Result<Option<PathBuf>> {
+    let usage = |problem: String| {
+        mcp_runtime::Error::Usage(format!(
+            "{problem}\nusage: database [--db PATH] [--http ADDR]"
+        ))
+    };
+    let mut path = None;
+    let mut args = std::env::args().skip(1).peekable();
+    while let Some(arg) = args.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_owned())),
+            None => (arg.as_str(), None),
+        };
+        let value = inline.or_else(|| args.next_if(|next| !next.starts_with("--")));
+        match (name, value) {
+            ("--db", Some(file)) if !file.is_empty() => path = Some(PathBuf::from(file)),
+            ("--db", _) => return Err(usage("--db needs a path, e.g. --db shop.db".into())),
+            ("--http", Some(addr)) if !addr.is_empty() => {}
+            ("--http", _) => {
+                return Err(usage(
+                    "--http needs an address, e.g. --http 127.0.0.1:8080".into(),
+                ));
+            }
+            _ => return Err(usage(format!("unknown argument `{arg}`"))),
+        }
+    }
+    Ok(path)
 }
 
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
+    let path = db_path()?;
+    let opened = Database::open(path.as_deref()).and_then(|db| {
+        let tables = db.table_names()?;
+        Ok((db, tables))
+    });
+    let (db, tables) = opened.map_err(|e| {
+        let name = path
+            .as_deref()
+            .map_or("in memory".into(), |p| p.display().to_string());
+        mcp_runtime::Error::Usage(format!("cannot open the database {name}: {e}"))
+    })?;
+    let instructions = format!(
+        "A SQLite database (tables: {}). Read the schema resource first, then query with query_database.",
+        tables.join(", ")
+    );
+    TABLES.get_or_init(|| tables);
     mcp_runtime::server!()
-        .instructions(
-            "A small shop database (customers, products, orders). Read the schema resource first, then query with query_database.",
-        )
+        .instructions(instructions)
+        .state(db)
         .serve()
         .await
 }

@@ -61,14 +61,17 @@ pub(crate) fn parse(
         let syn::ImplItem::Fn(method) = item else {
             continue;
         };
-        for attr in &method.attrs {
-            if is_attr(attr, "prompt") || is_attr(attr, "resource") {
+        // Reported here, and taken off, so the attribute does not report the `self` again.
+        method.attrs.retain(|attr| {
+            let other_item = is_attr(attr, "prompt") || is_attr(attr, "resource");
+            if other_item {
                 cx.error_spanned_by(
                     attr,
                     "a toolbox holds tools: make this a free function and take the toolbox's value as a `State<…>` parameter",
                 );
             }
-        }
+            !other_item
+        });
         let Some(position) = method.attrs.iter().position(|a| is_attr(a, "tool")) else {
             continue;
         };
