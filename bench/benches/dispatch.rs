@@ -37,6 +37,43 @@ fn add(
     a.wrapping_add(b)
 }
 
+/// The offset the state-taking tools add: nothing, so they answer as `add` does.
+struct Offset {
+    by: i64,
+}
+
+/// Add two integers and the server's offset (wrapping on overflow).
+#[tool]
+fn add_state(
+    offset: State<Offset>,
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+) -> i64 {
+    a.wrapping_add(b).wrapping_add(offset.by)
+}
+
+/// The same as a toolbox: `&self` is the value the server was given.
+struct Adder {
+    by: i64,
+}
+
+#[toolbox]
+impl Adder {
+    /// Add two integers and this adder's offset (wrapping on overflow).
+    #[tool]
+    fn add_self(
+        &self,
+        /// The first addend.
+        a: i64,
+        /// The second addend.
+        b: i64,
+    ) -> i64 {
+        a.wrapping_add(b).wrapping_add(self.by)
+    }
+}
+
 /// Declares catalogue tools of a typical shape: two described parameters, one optional.
 macro_rules! catalogue_tools {
     ($($name:ident)*) => {
@@ -75,6 +112,8 @@ catalogue_tools! {
 
 const ECHO_CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"call 1: the quick brown fox jumps over the lazy dog"}}}"#;
 const ADD_CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":20,"b":22}}}"#;
+const ADD_STATE_CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_state","arguments":{"a":20,"b":22}}}"#;
+const ADD_SELF_CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_self","arguments":{"a":20,"b":22}}}"#;
 const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 const LIST_TOOLS: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 
@@ -87,11 +126,17 @@ fn runtime() -> Runtime {
 
 /// A connected, initialised client of a server with these tools.
 fn client(rt: &Runtime, tools: Vec<&'static mcp_runtime::ToolDescriptor>) -> MemoryClient {
-    let server = Server::builder("mcp-bench", "0.0.0")
-        .auto_register(false)
-        .tools(tools)
-        .build()
-        .expect("a valid catalogue");
+    connect(
+        rt,
+        Server::builder("mcp-bench", "0.0.0")
+            .auto_register(false)
+            .tools(tools),
+    )
+}
+
+/// A connected, initialised client of the server `builder` builds.
+fn connect(rt: &Runtime, builder: mcp_runtime::ServerBuilder) -> MemoryClient {
+    let server = builder.build().expect("a valid catalogue");
     rt.block_on(async {
         let client = server.connect_memory();
         client.initialize().await.expect("initialize");
@@ -107,18 +152,32 @@ async fn round_trip(client: &MemoryClient, message: &str) -> serde_json::Value {
 
 fn dispatch(c: &mut Criterion) {
     let rt = runtime();
-    let client = client(&rt, mcp_runtime::tools![echo, add]);
+    // The tools that take state beside the ones that do not, in one server.
+    let client = connect(
+        &rt,
+        Server::builder("mcp-bench", "0.0.0")
+            .auto_register(false)
+            .tools(mcp_runtime::tools![echo, add, add_state])
+            .state(Offset { by: 0 })
+            .toolbox(Adder { by: 0 }),
+    );
     let reply = rt.block_on(round_trip(&client, ECHO_CALL));
     assert_eq!(
         reply["result"]["content"][0]["text"],
         "call 1: the quick brown fox jumps over the lazy dog",
         "{reply}"
     );
+    for call in [ADD_CALL, ADD_STATE_CALL, ADD_SELF_CALL] {
+        let reply = rt.block_on(round_trip(&client, call));
+        assert_eq!(reply["result"]["content"][0]["text"], "42", "{reply}");
+    }
     let mut group = c.benchmark_group("dispatch");
     for (name, message) in [
         ("ping", PING),
         ("tools/call echo", ECHO_CALL),
         ("tools/call add", ADD_CALL),
+        ("tools/call add, State<T>", ADD_STATE_CALL),
+        ("tools/call add, toolbox &self", ADD_SELF_CALL),
     ] {
         group.bench_function(name, |b| {
             b.to_async(&rt)
