@@ -168,3 +168,36 @@ fn over_stdio_the_connection_is_the_one_session() {
     server.request(4, "tools/call", json!({"name": "recall", "arguments": {}}));
     assert_eq!(structured(&server.response(4)), &json!(["one", "two"]));
 }
+
+#[test]
+fn the_rate_limit_counts_each_identity_apart_across_its_sessions() {
+    let server = caller(&[("HTTP_AUTH_TOKENS", TOKENS), ("RATE_LIMIT", "4")]);
+    // Alice: `initialize` and `notifications/initialized` (never limited) in two sessions,
+    // then two calls; her fifth request is refused, in either session.
+    let (first, second) = (
+        Session::open_with(&server, "2025-11-25", json!({}), Some("token-a")),
+        Session::open_with(&server, "2025-11-25", json!({}), Some("token-a")),
+    );
+    assert_eq!(
+        structured(&first.call(1, "whoami", json!({})))["subject"],
+        "alice"
+    );
+    assert_eq!(
+        structured(&second.call(2, "whoami", json!({})))["subject"],
+        "alice"
+    );
+    let refused = first.call(3, "whoami", json!({}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert_eq!(
+        refused["result"]["_meta"]["io.mcp-runtime/error"]["code"],
+        "rate_limited"
+    );
+    let refused = second.request(4, "tools/list", json!({}));
+    assert_eq!(refused["error"]["code"], -32029, "{refused}");
+    // Bob has a bucket of his own.
+    let bob = Session::open_with(&server, "2025-11-25", json!({}), Some("token-b"));
+    assert_eq!(
+        structured(&bob.call(5, "whoami", json!({})))["subject"],
+        "bob"
+    );
+}

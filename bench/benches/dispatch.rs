@@ -185,6 +185,34 @@ fn dispatch(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // The same call through three layers that only pass it on.
+    let layered = connect(
+        &rt,
+        Server::builder("mcp-bench", "0.0.0")
+            .auto_register(false)
+            .tools(mcp_runtime::tools![add])
+            .layer(pass_on())
+            .layer(pass_on())
+            .layer(pass_on()),
+    );
+    let reply = rt.block_on(round_trip(&layered, ADD_CALL));
+    assert_eq!(reply["result"]["content"][0]["text"], "42", "{reply}");
+    let mut group = c.benchmark_group("dispatch");
+    group.bench_function("tools/call add, three no-op layers", |b| {
+        b.to_async(&rt)
+            .iter(|| round_trip(&layered, black_box(ADD_CALL)));
+    });
+    group.finish();
+}
+
+/// A layer that passes every request on.
+fn pass_on() -> impl mcp_runtime::middleware::Layer {
+    mcp_runtime::middleware::from_fn(
+        |request: mcp_runtime::middleware::McpRequest, next: mcp_runtime::middleware::Next| {
+            next.run(request)
+        },
+    )
 }
 
 fn list(c: &mut Criterion) {

@@ -38,6 +38,7 @@ mod error;
 mod feature_hints;
 mod fence;
 mod message_log;
+pub mod middleware;
 pub mod policy;
 mod prompt;
 pub mod protocol;
@@ -140,6 +141,7 @@ mod book {
         Context = "book/src/context.md";
         #[cfg(feature = "http")]
         StateAndSessions = "book/src/state-and-sessions.md";
+        Middleware = "book/src/middleware.md";
         ClientRequests = "book/src/client-requests.md";
         Tasks = "book/src/tasks.md";
         Changes = "book/src/changes.md";

@@ -2,6 +2,7 @@
 //! and its session, and that keep state in the session. Over stdio, or over Streamable HTTP
 //! with `--http ADDR`; with `HTTP_AUTH_TOKENS` (`token:subject,…`) every HTTP request needs
 //! one of those bearer tokens, and with `HTTP_STATELESS=1` the endpoint keeps no sessions.
+//! `RATE_LIMIT=N` puts a rate limit of N requests an hour per caller in front of everything.
 
 use mcp_runtime::AuthInfo;
 use mcp_runtime::http::{BearerTokens, HttpOptions};
@@ -69,7 +70,17 @@ fn secret() -> &'static str {
 
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
-    let server = mcp_runtime::server!().build()?;
+    let mut builder = mcp_runtime::server!();
+    if let Some(burst) = std::env::var("RATE_LIMIT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        builder = builder.layer(mcp_runtime::middleware::RateLimit::new(
+            burst,
+            std::time::Duration::from_secs(3600),
+        ));
+    }
+    let server = builder.build()?;
     server.disable_tool("secret");
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {

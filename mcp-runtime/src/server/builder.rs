@@ -62,6 +62,7 @@ pub struct ServerBuilder {
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
     states: crate::state::StateValues,
+    layers: Vec<Arc<dyn crate::middleware::Layer>>,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -92,6 +93,7 @@ impl Server {
             task_ttl: Some(DEFAULT_TASK_TTL),
             task_poll_interval: Duration::from_millis(500),
             states: crate::state::StateValues::default(),
+            layers: Vec::new(),
         }
     }
 }
@@ -461,6 +463,28 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a layer around every request and notification the server receives (see
+    /// [`middleware`](crate::middleware)). The first layer added is the outermost: it sees a
+    /// request first and its result last.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_runtime::middleware::{RateLimit, Timing};
+    ///
+    /// let timing = Timing::new();
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .layer(timing.clone())
+    ///     .layer(RateLimit::per_minute(600))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn layer(mut self, layer: impl crate::middleware::Layer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
     /// Serves the tools of a [`#[toolbox]`](crate::toolbox) `impl` block, whose `&self` is
     /// `value` (which is also state of its type, as [`state`](Self::state) gives).
     ///
@@ -543,6 +567,7 @@ impl ServerBuilder {
                 info: self.info,
                 settings: self.settings,
                 states,
+                layers: crate::middleware::Stack::new(self.layers),
                 policy: self.policy,
                 audit: self.audit,
                 trace: self

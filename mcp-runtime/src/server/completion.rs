@@ -46,7 +46,7 @@ impl Server {
     /// `completion/complete`: the suggestions for one prompt argument or template variable.
     pub(super) fn complete_argument(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let p: CompleteParams = req.params()?;
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let (completions, known): (&[CompletionDescriptor], bool) = match &p.reference {
             Reference::Prompt { name } => {
                 let prompt = catalogue

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::Server;
+use super::layered::Ready;
 use super::request::{Finish, Request, Routed, parse_params};
 use crate::protocol::messages::{
     CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
@@ -172,6 +173,9 @@ impl Server {
                 Routed::Reply(None)
             }
             Err((id, error)) => Routed::Reply(Some(error_frame(id.as_ref(), &error))),
+            Ok(Incoming::Notification { method, params }) if self.has_layers() => {
+                self.layered_notification(session, &method, params, out)
+            }
             Ok(Incoming::Notification { method, params }) => {
                 self.notification(session, &method, params);
                 Routed::Reply(None)
@@ -217,6 +221,17 @@ impl Server {
             .ok_or_else(|| RpcError::method_not_found(name))?;
         if stateless {
             let prepared = self.prepare_stateless(session, method, params, channel)?;
+            if self.has_layers() {
+                return Ok(self.layered_request(Ready {
+                    session: &prepared.session,
+                    id,
+                    method,
+                    version: ProtocolVersion::LATEST_HANDSHAKE,
+                    params,
+                    channel: &prepared.channel,
+                    finish: prepared.finish,
+                }));
+            }
             return self.serve_request(&Request {
                 server: self,
                 session: &prepared.session,
@@ -226,6 +241,7 @@ impl Server {
                 params,
                 channel: &prepared.channel,
                 finish: prepared.finish,
+                hidden: None,
             });
         }
         let version = match method {
@@ -242,6 +258,17 @@ impl Server {
                     .version
             }
         };
+        if self.has_layers() {
+            return Ok(self.layered_request(Ready {
+                session,
+                id,
+                method,
+                version,
+                params,
+                channel,
+                finish: Finish::handshake(),
+            }));
+        }
         self.serve_request(&Request {
             server: self,
             session,
@@ -251,6 +278,7 @@ impl Server {
             params,
             channel,
             finish: Finish::handshake(),
+            hidden: None,
         })
     }
 
@@ -266,7 +294,7 @@ impl Server {
     }
 
     /// Serves a request of either era: the one table from method to code.
-    fn serve_request(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+    pub(super) fn serve_request(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         if let Some(list) = req.method.fetches() {
             req.session.lists_fetched(list.bit());
         }
@@ -306,7 +334,11 @@ impl Server {
             req.session.unsubscribe(&p.uri);
             return Ok("{}".into());
         }
-        if self.catalogue_for(req.session).resolve(&p.uri).is_none() {
+        if self
+            .catalogue_for(req.session, req.hidden)
+            .resolve(&p.uri)
+            .is_none()
+        {
             return Err(resource_not_found(&p.uri));
         }
         if !req.session.subscribe(&p.uri) {
@@ -319,7 +351,7 @@ impl Server {
         Ok("{}".into())
     }
 
-    fn notification(&self, session: &Session, method: &str, params: Option<&RawValue>) {
+    pub(super) fn notification(&self, session: &Session, method: &str, params: Option<&RawValue>) {
         match method {
             "notifications/cancelled" => match parse_params::<CancelledParams>(params) {
                 Ok(p) => {

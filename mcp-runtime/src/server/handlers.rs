@@ -154,7 +154,7 @@ impl Server {
     pub(super) fn call_tool(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         let p: CallToolParams<'_> = req.params()?;
         let version = req.version;
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let tool = catalogue.tool(&p.name).ok_or_else(|| {
             RpcError::invalid_params(format!("unknown tool `{}`", p.name))
                 .with_data(serde_json::json!({ "name": p.name }))
@@ -250,7 +250,7 @@ impl Server {
     pub(super) fn get_prompt(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         let p: GetPromptParams = req.params()?;
         let version = req.version;
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let prompt = catalogue.prompt(&p.name).ok_or_else(|| {
             RpcError::invalid_params(format!("unknown prompt `{}`", p.name))
                 .with_data(serde_json::json!({ "name": p.name }))
@@ -281,7 +281,7 @@ impl Server {
     /// `resources/read`: the resource or template the URI names, read by its function.
     pub(super) fn read_resource(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         let p: ReadResourceParams = req.params()?;
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let (resource, variables) = catalogue.resolve(&p.uri).ok_or_else(|| {
             if p.uri.len() > crate::UriTemplate::MAX_MATCHED_URI {
                 RpcError::invalid_params(format!(

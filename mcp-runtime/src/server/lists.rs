@@ -24,7 +24,7 @@ impl Server {
             self.schema_slot(req.session)
         };
         self.list_tools_in(
-            &self.catalogue_for(req.session),
+            &self.catalogue_for(req.session, req.hidden),
             slot,
             req.version,
             req.params,
@@ -49,7 +49,7 @@ impl Server {
 
     /// `prompts/list`.
     pub(super) fn list_prompts(&self, req: &Request<'_>) -> Result<String, RpcError> {
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let entries: Vec<&RawValue> = catalogue
             .prompts
             .iter()
@@ -60,7 +60,7 @@ impl Server {
 
     /// `resources/templates/list`.
     pub(super) fn list_resource_templates(&self, req: &Request<'_>) -> Result<String, RpcError> {
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let entries: Vec<&RawValue> = catalogue
             .templates
             .iter()
@@ -78,7 +78,7 @@ impl Server {
     ) -> Result<Routed, RpcError> {
         let p: ListParams = req.params()?;
         let version = req.version;
-        let catalogue = self.catalogue_for(req.session);
+        let catalogue = self.catalogue_for(req.session, req.hidden);
         let listers: Vec<_> = catalogue
             .templates
             .iter()

@@ -9,6 +9,7 @@ pub(crate) mod cluster;
 mod completion;
 mod dispatch;
 mod handlers;
+mod layered;
 mod lifecycle;
 mod listeners;
 mod lists;
@@ -88,6 +89,8 @@ struct ServerInner {
     settings: Settings,
     /// The values handlers take as `State<T>`.
     states: crate::state::States,
+    /// The layers around every request and notification, outermost first.
+    layers: crate::middleware::Stack,
     /// Consulted before every tool call.
     policy: Option<crate::policy::Policy>,
     /// Takes one record per tool call.
@@ -157,6 +160,13 @@ impl Server {
     /// ([`ServerBuilder::state`](crate::ServerBuilder::state)), if any.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<crate::State<T>> {
         self.inner.states.get()
+    }
+
+    /// The behaviour hints of a tool the server offers now, by name.
+    pub fn tool_annotations(&self, name: &str) -> Option<crate::protocol::ToolAnnotations> {
+        self.catalogue()
+            .tool(name)
+            .map(|t| t.descriptor.annotations)
     }
 
     /// The limit on one incoming message, in bytes.
@@ -259,7 +269,27 @@ impl Server {
 
     /// What one session sees: the catalogue, through the session's own visibility when it
     /// has one (built once per change of either, and kept with the session).
-    pub(crate) fn catalogue_for(&self, session: &Session) -> Arc<Catalogue> {
+    pub(crate) fn catalogue_for(
+        &self,
+        session: &Session,
+        hidden: Option<&crate::session::SessionVisibility>,
+    ) -> Arc<Catalogue> {
+        if let Some(hidden) = hidden {
+            // What the layers hid from one request: a view of its own, never kept.
+            let mut visibility = if session.is_session() {
+                session.data().visibility().clone()
+            } else {
+                Default::default()
+            };
+            visibility.overlay(hidden);
+            return Arc::new(
+                self.inner
+                    .items
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .snapshot_for(Some(&visibility)),
+            );
+        }
         let base = self.catalogue();
         if !session.has_own_visibility() {
             return base;

@@ -44,6 +44,8 @@ pub(crate) struct Request<'a> {
     pub params: Option<&'a RawValue>,
     pub channel: &'a RequestChannel,
     pub finish: Finish,
+    /// What the server's layers hid from this request (see `McpRequest::hide_tool`).
+    pub hidden: Option<&'a crate::session::SessionVisibility>,
 }
 
 impl<'a> Request<'a> {
@@ -66,6 +68,7 @@ impl<'a> Request<'a> {
             params: self.params,
             channel,
             finish: self.finish.clone(),
+            hidden: self.hidden,
         }
     }
 
@@ -121,6 +124,11 @@ impl Finish {
     /// The handshake era's: results go as they are.
     pub(crate) fn handshake() -> Finish {
         Finish::default()
+    }
+
+    /// Whether it is the stateless era's.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.stateless.is_some()
     }
 
     /// The stateless era's, for a request whose handler may ask the client for input

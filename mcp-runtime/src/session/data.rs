@@ -31,6 +31,16 @@ impl SessionVisibility {
         self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
     }
 
+    /// Takes `other`'s overrides over these.
+    pub(crate) fn overlay(&mut self, other: &SessionVisibility) {
+        for kind in ListKind::ALL {
+            let mine = self.of_mut(kind);
+            for (name, visible) in other.of(kind) {
+                mine.insert(name.clone(), *visible);
+            }
+        }
+    }
+
     pub(crate) fn of(&self, kind: ListKind) -> &BTreeMap<String, bool> {
         match kind {
             ListKind::Tools => &self.tools,

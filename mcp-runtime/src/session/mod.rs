@@ -104,6 +104,9 @@ pub(crate) struct Session {
     /// The server's view of the catalogue for this session's visibility, kept until either
     /// changes (the server's own type, which this layer does not know).
     view: Mutex<Option<CachedView>>,
+    /// A number no other session of this process has (stdio and in-memory connections have
+    /// no id of their own).
+    serial: u64,
 }
 
 /// A view of the catalogue built for one session: of which catalogue (its address), for
@@ -130,7 +133,16 @@ impl Session {
             sessionless: false,
             data: Mutex::new(Kept::default()),
             view: Mutex::new(None),
+            serial: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            },
         }
+    }
+
+    /// A number no other session of this process has.
+    pub(crate) fn serial(&self) -> u64 {
+        self.serial
     }
 
     /// A stand-in for a request that has no session.
