@@ -336,6 +336,15 @@ impl Context {
             .notify(notification_frame("notifications/progress", &params));
     }
 
+    /// Sends a notification of the server's own (`acme/progress`, `fs/didChange`) to the
+    /// client, with this request's messages (on its response stream over Streamable HTTP).
+    /// To reach every connected client at once, see
+    /// [`Server::notify_clients`](crate::Server::notify_clients).
+    pub async fn notify(&self, method: &str, params: impl serde::Serialize) {
+        self.checkpoint().await;
+        self.inner.out.notify(notification_frame(method, &params));
+    }
+
     /// Sends a log message to the client (`notifications/message`) when `level` is at or above
     /// the level the client set with `logging/setLevel` (`info` until it sets one).
     pub async fn log(&self, level: LogLevel, data: impl Into<Value>) {

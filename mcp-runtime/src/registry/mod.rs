@@ -132,6 +132,13 @@ pub enum CatalogueError {
         /// Where the item is defined.
         location: SourceLocation,
     },
+    /// A method or notification of the server's own has a name it cannot have.
+    ReservedMethod {
+        /// The name.
+        name: String,
+        /// Why not.
+        problem: &'static str,
+    },
     /// Two state values of one type were given to the builder.
     DuplicateState {
         /// The type.
@@ -190,6 +197,11 @@ impl fmt::Display for CatalogueError {
             } => write!(
                 f,
                 "the {kind} `{name}` (defined at {location}) takes `{written}`, which this server was not given: add `.state(value)` of that type to the server's builder"
+            ),
+            CatalogueError::ReservedMethod { name, problem } => write!(
+                f,
+                "the server's own method or notification `{name}` cannot have that name: {problem}; name it in a namespace of your own, e.g. `acme/{}`",
+                name.rsplit('/').next().unwrap_or(name)
             ),
             CatalogueError::DuplicateState { type_name } => write!(
                 f,

@@ -63,6 +63,10 @@ pub struct ServerBuilder {
     task_poll_interval: Duration,
     states: crate::state::StateValues,
     layers: Vec<Arc<dyn crate::middleware::Layer>>,
+    custom: super::custom::Custom,
+    /// A name given to `method` or `on_notification` twice, or one MCP keeps.
+    custom_refused: Option<(String, &'static str)>,
+    extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -94,6 +98,9 @@ impl Server {
             task_poll_interval: Duration::from_millis(500),
             states: crate::state::StateValues::default(),
             layers: Vec::new(),
+            custom: Default::default(),
+            custom_refused: None,
+            extensions: serde_json::Map::new(),
         }
     }
 }
@@ -485,6 +492,102 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a JSON-RPC method of the server's own (`acme/reindex`, `fs/readFile`): its
+    /// parameters are read into `P` (a wrong shape is `-32602`, naming the problem), its
+    /// handler gets a [`Context`](crate::Context) as a tool does (cancellation, progress,
+    /// the caller), and its result is serialised as the response. It is served in both eras,
+    /// through the server's layers and limits. A name MCP uses or keeps (`tools/…`,
+    /// `notifications/…`, `initialize`, `rpc.…`) or given twice fails [`build`](Self::build).
+    ///
+    /// ```
+    /// use mcp_runtime::protocol::RpcError;
+    /// use mcp_runtime::serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Deserialize)]
+    /// #[serde(crate = "mcp_runtime::serde")]
+    /// struct Reindex {
+    ///     collection: String,
+    /// }
+    ///
+    /// #[derive(Serialize)]
+    /// #[serde(crate = "mcp_runtime::serde")]
+    /// struct Reindexed {
+    ///     documents: u64,
+    /// }
+    ///
+    /// # #[mcp_runtime::main]
+    /// # async fn main() {
+    /// let server = mcp_runtime::server!()
+    ///     .auto_register(false)
+    ///     .method("acme/reindex", |_ctx, p: Reindex| async move {
+    ///         if p.collection.is_empty() {
+    ///             return Err(RpcError::invalid_params("name a collection"));
+    ///         }
+    ///         Ok(Reindexed { documents: 42 })
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let client = server.connect_memory();
+    /// client.initialize().await.unwrap();
+    /// let done = client.request("acme/reindex", serde_json::json!({"collection": "docs"})).await;
+    /// assert_eq!(done.unwrap(), serde_json::json!({"documents": 42}));
+    /// # }
+    /// ```
+    pub fn method<P, R, F, Fut>(mut self, name: impl Into<String>, handler: F) -> Self
+    where
+        P: serde::de::DeserializeOwned + Send + 'static,
+        R: serde::Serialize + 'static,
+        F: Fn(crate::Context, P) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<R, crate::protocol::RpcError>> + Send + 'static,
+    {
+        let name = name.into();
+        self.check_custom_name(&name);
+        self.custom
+            .methods
+            .insert(name, super::custom::method_handler(handler));
+        self
+    }
+
+    /// Handles a notification of the client's that is the server's own (`acme/ping`); its
+    /// parameters are read into `P`, and unreadable ones are ignored (a notification has no
+    /// answer). The same names are refused as for [`method`](Self::method).
+    pub fn on_notification<P, F>(mut self, name: impl Into<String>, handler: F) -> Self
+    where
+        P: serde::de::DeserializeOwned + 'static,
+        F: Fn(&Server, P) + Send + Sync + 'static,
+    {
+        let name = name.into();
+        self.check_custom_name(&name);
+        let handler = super::custom::notification_handler(&name, handler);
+        self.custom.notifications.insert(name, handler);
+        self
+    }
+
+    /// Declares an extension the server speaks (its id, e.g. `com.acme/search`, and its
+    /// settings, usually `{}`): under `capabilities.extensions` in the stateless era's
+    /// `server/discover`, and under `capabilities.experimental` in the `initialize` result
+    /// of the handshake era, which has no `extensions`.
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    fn check_custom_name(&mut self, name: &str) {
+        if self.custom_refused.is_some() {
+            return;
+        }
+        let taken =
+            self.custom.methods.contains_key(name) || self.custom.notifications.contains_key(name);
+        let problem = if taken {
+            Some("it was given twice")
+        } else {
+            super::custom::reserved(name)
+        };
+        if let Some(problem) = problem {
+            self.custom_refused = Some((name.to_owned(), problem));
+        }
+    }
+
     /// Serves the tools of a [`#[toolbox]`](crate::toolbox) `impl` block, whose `&self` is
     /// `value` (which is also state of its type, as [`state`](Self::state) gives).
     ///
@@ -525,6 +628,9 @@ impl ServerBuilder {
             keys.check(MIN_STATE_KEY_BYTES)
                 .map_err(|(which, bytes)| CatalogueError::WeakRequestStateKey { which, bytes })?;
         }
+        if let Some((name, problem)) = self.custom_refused {
+            return Err(CatalogueError::ReservedMethod { name, problem });
+        }
         let states = self
             .states
             .finish()
@@ -560,14 +666,23 @@ impl ServerBuilder {
                     .iter()
                     .any(|t| !t.descriptor.completions.is_empty()),
         };
-        let initialize_results = ProtocolVersion::HANDSHAKE
-            .map(|v| initialize_result(&self.info, self.instructions.as_deref(), capabilities, v));
+        let initialize_results = ProtocolVersion::HANDSHAKE.map(|v| {
+            initialize_result(
+                &self.info,
+                self.instructions.as_deref(),
+                capabilities,
+                &self.extensions,
+                v,
+            )
+        });
         let server = Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
                 settings: self.settings,
                 states,
                 layers: crate::middleware::Stack::new(self.layers),
+                custom: self.custom,
+                extensions: self.extensions,
                 policy: self.policy,
                 audit: self.audit,
                 trace: self

@@ -216,9 +216,11 @@ impl Server {
     ) -> Result<Routed, RpcError> {
         let stateless = channel.stateless_only || super::stateless::is_stateless(name, params);
         // A method this era lacks, or that this server serves nothing for, is not found.
-        let method = Method::parse(name)
-            .filter(|&m| self.serves(m, stateless))
-            .ok_or_else(|| RpcError::method_not_found(name))?;
+        let method = match Method::parse(name).filter(|&m| self.serves(m, stateless)) {
+            Some(method) => method,
+            None if self.has_custom_method(name) => Method::Custom,
+            None => return Err(RpcError::method_not_found(name)),
+        };
         if stateless {
             let prepared = self.prepare_stateless(session, method, params, channel)?;
             if self.has_layers() {
@@ -226,6 +228,7 @@ impl Server {
                     session: &prepared.session,
                     id,
                     method,
+                    name,
                     version: ProtocolVersion::LATEST_HANDSHAKE,
                     params,
                     channel: &prepared.channel,
@@ -237,6 +240,7 @@ impl Server {
                 session: &prepared.session,
                 id,
                 method,
+                name,
                 version: ProtocolVersion::LATEST_HANDSHAKE,
                 params,
                 channel: &prepared.channel,
@@ -263,6 +267,7 @@ impl Server {
                 session,
                 id,
                 method,
+                name,
                 version,
                 params,
                 channel,
@@ -274,6 +279,7 @@ impl Server {
             session,
             id,
             method,
+            name,
             version,
             params,
             channel,
@@ -324,6 +330,7 @@ impl Server {
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
                 self.task_request(req)?
             }
+            Method::Custom => self.call_custom(req)?,
         })
     }
 
@@ -364,6 +371,7 @@ impl Server {
             // confirms what the session already allows.
             "notifications/initialized" => {}
             "notifications/roots/list_changed" => session.forget_roots(),
+            other if self.custom_notification(other, params) => {}
             other => tracing::debug!(method = other, "ignoring an unknown notification"),
         }
     }

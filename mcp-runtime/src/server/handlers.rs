@@ -47,6 +47,24 @@ impl Request<'_> {
             .map(|(ctx, cancel, _)| (ctx, cancel))
     }
 
+    /// [`Request::begin`], for a method of the server's own.
+    pub(super) fn begin_custom(
+        &self,
+        meta: Option<RequestMeta>,
+    ) -> Result<(Context, CancellationToken), RpcError> {
+        self.begin(meta)
+    }
+
+    /// [`Request::run`], for a method of the server's own.
+    pub(super) fn run_custom<T: Send + 'static>(
+        &self,
+        cancel: CancellationToken,
+        handler: Pin<Box<dyn Future<Output = T> + Send>>,
+        respond: impl FnOnce(Result<T, String>) -> Result<String, RpcError> + Send + 'static,
+    ) -> Routed {
+        self.run(cancel, handler, None, respond)
+    }
+
     /// [`Request::begin`]; with a time `limit`, the context has a deadline and a token of
     /// its own, which the limit stops (`ctx.is_cancelled()`) without cancelling the request:
     /// a tool stopped by its time limit is still answered.

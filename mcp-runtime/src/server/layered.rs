@@ -21,6 +21,7 @@ pub(super) struct Ready<'a> {
     pub session: &'a Arc<Session>,
     pub id: &'a RequestId,
     pub method: Method,
+    pub name: &'a str,
     pub version: ProtocolVersion,
     pub params: Option<&'a RawValue>,
     pub channel: &'a RequestChannel,
@@ -38,14 +39,14 @@ impl Server {
             session,
             id,
             method,
+            name,
             version,
             params,
             channel,
             finish,
         } = ready;
         let stateless = finish.is_stateless();
-        let request =
-            self.mcp_request(session, method.name(), params, Some(id), channel, stateless);
+        let request = self.mcp_request(session, name, params, Some(id), channel, stateless);
         let (server, session, channel, id_below) = (
             self.clone(),
             Arc::clone(session),
@@ -68,6 +69,7 @@ impl Server {
                     session: &session,
                     id: &id,
                     method,
+                    name: &request.method,
                     version,
                     params: params.as_deref(),
                     channel: &channel,

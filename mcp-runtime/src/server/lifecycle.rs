@@ -23,6 +23,7 @@ pub(crate) fn initialize_result(
     info: &Implementation,
     instructions: Option<&str>,
     capabilities: Capabilities,
+    extensions: &serde_json::Map<String, Value>,
     version: ProtocolVersion,
 ) -> String {
     let mut declared = serde_json::Map::new();
@@ -41,6 +42,10 @@ pub(crate) fn initialize_result(
     }
     if capabilities.completions && version.has_completions() {
         declared.insert("completions".into(), Value::Object(Default::default()));
+    }
+    // The handshake era has no `extensions`: what the server adds is experimental there.
+    if !extensions.is_empty() {
+        declared.insert("experimental".into(), Value::Object(extensions.clone()));
     }
     let mut server_info = info.clone();
     if !version.has_titles() {

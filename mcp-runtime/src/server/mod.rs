@@ -7,6 +7,7 @@ mod builder;
 mod changes;
 pub(crate) mod cluster;
 mod completion;
+mod custom;
 mod dispatch;
 mod handlers;
 mod layered;
@@ -91,6 +92,10 @@ struct ServerInner {
     states: crate::state::States,
     /// The layers around every request and notification, outermost first.
     layers: crate::middleware::Stack,
+    /// The server's own methods and notifications.
+    custom: custom::Custom,
+    /// The extensions the server declares, by id, with their settings.
+    extensions: serde_json::Map<String, serde_json::Value>,
     /// Consulted before every tool call.
     policy: Option<crate::policy::Policy>,
     /// Takes one record per tool call.

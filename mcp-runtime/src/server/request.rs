@@ -38,6 +38,8 @@ pub(crate) struct Request<'a> {
     pub session: &'a Arc<Session>,
     pub id: &'a RequestId,
     pub method: Method,
+    /// The method's name on the wire (a custom method's own; for MCP's, `method.name()`).
+    pub name: &'a str,
     /// The revision results are shaped for (a stateless request's results have the shape of
     /// the latest handshake revision).
     pub version: ProtocolVersion,
@@ -64,6 +66,7 @@ impl<'a> Request<'a> {
             session: self.session,
             id: self.id,
             method: self.method,
+            name: self.name,
             version: self.version,
             params: self.params,
             channel,

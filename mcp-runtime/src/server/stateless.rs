@@ -260,8 +260,16 @@ impl Server {
         )
         .unwrap_or_default();
         let mut capabilities = initialize["capabilities"].clone();
+        // The stateless era declares extensions as such, not as experimental capabilities.
+        let mut extensions = self.inner.extensions.clone();
+        if let Some(declared) = capabilities.as_object_mut() {
+            declared.remove("experimental");
+        }
         if self.has(crate::protocol::Needs::Tasks) {
-            capabilities["extensions"] = json!({ super::tasks::EXTENSION: {} });
+            extensions.insert(super::tasks::EXTENSION.into(), json!({}));
+        }
+        if !extensions.is_empty() {
+            capabilities["extensions"] = Value::Object(extensions);
         }
         let mut result = json!({
             "supportedVersions": supported,

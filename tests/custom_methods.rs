@@ -1,0 +1,221 @@
+//! Methods and notifications of a server's own, declared extensions, and the server's own
+//! notifications to its clients, through the in-process client.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_runtime::middleware::{LayerResult, McpRequest, Next, from_fn};
+use mcp_runtime::protocol::RpcError;
+use mcp_runtime::serde::{Deserialize, Serialize};
+use mcp_runtime::{CatalogueError, Context, MemoryClient, Server, ServerBuilder};
+use serde_json::json;
+
+#[derive(Deserialize)]
+#[serde(crate = "mcp_runtime::serde")]
+struct Reindex {
+    collection: String,
+    #[serde(default)]
+    fail: bool,
+}
+
+#[derive(Serialize)]
+#[serde(crate = "mcp_runtime::serde")]
+struct Reindexed {
+    collection: String,
+    documents: usize,
+}
+
+async fn reindex(ctx: Context, p: Reindex) -> Result<Reindexed, RpcError> {
+    if p.fail {
+        return Err(RpcError::invalid_params("the collection is locked"));
+    }
+    ctx.notify("acme/reindexing", json!({"collection": p.collection}))
+        .await;
+    Ok(Reindexed {
+        documents: p.collection.len(),
+        collection: p.collection,
+    })
+}
+
+fn builder(pings: &Arc<AtomicU64>) -> ServerBuilder {
+    let pings = Arc::clone(pings);
+    mcp_runtime::server!()
+        .auto_register(false)
+        .method("acme/reindex", reindex)
+        .on_notification(
+            "acme/ping",
+            move |_server: &Server, p: serde_json::Value| {
+                pings.fetch_add(p["times"].as_u64().unwrap_or(1), Ordering::SeqCst);
+            },
+        )
+        .extension("com.acme/search", json!({"reindex": true}))
+}
+
+async fn connected(server: &Server) -> MemoryClient {
+    let client = server.connect_memory();
+    client.initialize().await.expect("initialize");
+    client
+}
+
+#[mcp_runtime::test]
+async fn a_method_of_the_servers_own_reads_its_params_and_answers_its_result() {
+    let pings = Arc::default();
+    let server = builder(&pings).build().unwrap();
+    let client = connected(&server).await;
+    let done = client
+        .request("acme/reindex", json!({"collection": "docs"}))
+        .await
+        .unwrap();
+    assert_eq!(done, json!({"collection": "docs", "documents": 4}));
+    // Its notification came before the response.
+    let notice = client.next_message().await.unwrap();
+    assert_eq!(
+        notice,
+        json!({"jsonrpc": "2.0", "method": "acme/reindexing", "params": {"collection": "docs"}})
+    );
+    let refused = client
+        .request("acme/reindex", json!({"fail": true, "collection": "x"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code, refused.message.as_str()),
+        (-32602, "the collection is locked")
+    );
+    let unreadable = client
+        .request("acme/reindex", json!({"collection": 7}))
+        .await
+        .unwrap_err();
+    assert_eq!(unreadable.code, -32602);
+    assert!(
+        unreadable.message.contains("invalid type: integer `7`"),
+        "{}",
+        unreadable.message
+    );
+    let unknown = client.request("acme/unknown", json!({})).await.unwrap_err();
+    assert_eq!(unknown.code, -32601);
+}
+
+#[mcp_runtime::test]
+async fn a_notification_of_the_servers_own_reaches_its_handler() {
+    let pings = Arc::new(AtomicU64::new(0));
+    let server = builder(&pings).build().unwrap();
+    let client = connected(&server).await;
+    client.notify("acme/ping", json!({"times": 3})).await;
+    client.notify("acme/ping", json!({})).await;
+    // Messages are handled in order: once this is answered, both were handled.
+    client
+        .request("acme/reindex", json!({"collection": "c"}))
+        .await
+        .unwrap();
+    assert_eq!(pings.load(Ordering::SeqCst), 4);
+}
+
+#[mcp_runtime::test]
+async fn custom_methods_pass_through_the_layers_and_serve_the_stateless_era() {
+    async fn count(request: McpRequest, next: Next) -> LayerResult {
+        let mut result = next.run(request).await?;
+        if let Some(documents) = result.get_mut("documents") {
+            *documents = json!(documents.as_u64().unwrap_or(0) * 10);
+        }
+        Ok(result)
+    }
+    let server = builder(&Arc::default())
+        .layer(from_fn(count))
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let done = client
+        .request("acme/reindex", json!({"collection": "docs"}))
+        .await
+        .unwrap();
+    assert_eq!(done["documents"], 40);
+    let stateless = server.connect_memory();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let done = stateless
+        .request("acme/reindex", json!({"collection": "ab", "_meta": meta}))
+        .await
+        .unwrap();
+    assert_eq!(done["resultType"], "complete");
+    assert_eq!(done["documents"], 20);
+}
+
+#[mcp_runtime::test]
+async fn extensions_are_declared_in_both_eras_and_the_server_can_notify_every_client() {
+    let server = builder(&Arc::default()).build().unwrap();
+    let client = server.connect_memory();
+    let init = client.initialize().await.unwrap();
+    assert_eq!(
+        init["capabilities"]["experimental"],
+        json!({"com.acme/search": {"reindex": true}})
+    );
+    let discovered = server
+        .connect_memory()
+        .request(
+            "server/discover",
+            json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        discovered["capabilities"]["extensions"],
+        json!({"com.acme/search": {"reindex": true}})
+    );
+    assert!(discovered["capabilities"].get("experimental").is_none());
+    let other = connected(&server).await;
+    server.notify_clients("acme/reindexed", &json!({"documents": 42}));
+    for client in [&client, &other] {
+        let notice = client.next_message().await.unwrap();
+        assert_eq!(notice["method"], "acme/reindexed");
+        assert_eq!(notice["params"]["documents"], 42);
+    }
+}
+
+#[test]
+fn names_mcp_keeps_or_given_twice_are_refused_when_built() {
+    async fn nothing(_ctx: Context, _p: serde_json::Value) -> Result<(), RpcError> {
+        Ok(())
+    }
+    for name in [
+        "tools/reindex",
+        "notifications/acme",
+        "initialize",
+        "ping",
+        "rpc.discover",
+        "resources/directory/read",
+        "",
+    ] {
+        let refused = mcp_runtime::server!()
+            .auto_register(false)
+            .method(name, nothing)
+            .build()
+            .unwrap_err();
+        assert!(
+            matches!(&refused, CatalogueError::ReservedMethod { name: n, .. } if n == name),
+            "{name}: {refused:?}"
+        );
+        assert!(
+            refused
+                .to_string()
+                .contains("name it in a namespace of your own"),
+            "{refused}"
+        );
+    }
+    let refused = mcp_runtime::server!()
+        .auto_register(false)
+        .method("acme/x", nothing)
+        .on_notification("acme/x", |_: &Server, _: serde_json::Value| {})
+        .build()
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("it was given twice"),
+        "{refused}"
+    );
+}
