@@ -219,3 +219,86 @@ fn names_mcp_keeps_or_given_twice_are_refused_when_built() {
         "{refused}"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The skills extension, from a folder
+
+#[mcp_runtime::test]
+async fn skills_from_a_folder_are_listed_fetched_browsed_and_read() {
+    let scratch = mcp_tests::Scratch::new("skills");
+    let root = scratch.path("skills");
+    std::fs::create_dir_all(root.join("greeting/assets")).unwrap();
+    std::fs::write(
+        root.join("greeting/SKILL.md"),
+        "---\nname: greeting\ndescription: Greet people warmly.\n---\nSay hello.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("greeting/assets/wave.bin"), [0u8, 159, 146, 150]).unwrap();
+    let server = mcp_runtime::server!()
+        .auto_register(false)
+        .skills(mcp_runtime::Skills::from_dir(&root).unwrap())
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let listed = client.request("skills/list", json!({})).await.unwrap();
+    let entry = &listed["skills"][0];
+    assert_eq!(entry["uri"], "skill://greeting/SKILL.md");
+    assert_eq!(
+        entry["frontmatter"],
+        json!({"name": "greeting", "description": "Greet people warmly."})
+    );
+    assert_eq!(entry["resources"].as_array().unwrap().len(), 2);
+    let got = client
+        .request("skills/get", json!({"uri": "skill://greeting/SKILL.md"}))
+        .await
+        .unwrap();
+    assert_eq!(&got["skill"], entry);
+    let unknown = client
+        .request("skills/get", json!({"uri": "skill://nobody/SKILL.md"}))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code, -32602);
+    let folder = client
+        .request(
+            "resources/directory/read",
+            json!({"uri": "skill://greeting"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        folder["resources"],
+        json!([
+            {"uri": "skill://greeting/SKILL.md", "name": "SKILL.md", "mimeType": "text/markdown", "size": 68},
+            {"uri": "skill://greeting/assets", "name": "assets", "mimeType": "inode/directory"},
+        ])
+    );
+    let binary = client
+        .request(
+            "resources/read",
+            json!({"uri": "skill://greeting/assets/wave.bin"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(binary["contents"][0]["blob"], "AJ+Slg==");
+    let listed = client.request("resources/list", json!({})).await.unwrap();
+    assert_eq!(listed["resources"][0]["name"], "greeting");
+    assert_eq!(
+        listed["resources"][0]["description"],
+        "Greet people warmly."
+    );
+    let init = server.connect_memory().initialize().await.unwrap();
+    assert_eq!(
+        init["capabilities"]["experimental"]["io.modelcontextprotocol/skills"],
+        json!({"directoryRead": true})
+    );
+    // A server without skills has none of the methods.
+    let plain = connected(&builder(&Arc::default()).build().unwrap()).await;
+    assert_eq!(
+        plain
+            .request("skills/list", json!({}))
+            .await
+            .unwrap_err()
+            .code,
+        -32601
+    );
+}

@@ -50,6 +50,7 @@ mod resource;
 pub mod schema;
 mod server;
 mod session;
+mod skills;
 mod state;
 pub mod tasks;
 pub mod testing;
@@ -94,6 +95,7 @@ pub use server::{
     MIN_STATE_KEY_BYTES, Server, ServerBuilder,
 };
 pub use session::SessionVisibility;
+pub use skills::{SKILLS_EXTENSION, Skills};
 pub use state::{State, Toolbox};
 pub use transport::memory::MemoryClient;
 

@@ -9,7 +9,9 @@
 //! - `resources`: text, binary, a template, and a resource that changes every 3 seconds;
 //! - `prompts`: plain, with arguments (and their completion), with a resource, with an image;
 //! - `round_trips`: multi round-trip requests of the stateless era;
-//! - `tasks`: the tasks extension, and an argument mirrored into an HTTP header.
+//! - `tasks`: the tasks extension, and an argument mirrored into an HTTP header;
+//! - `skills/`: two Agent Skills, embedded at build time and served as the skills extension
+//!   (SEP-2640).
 //!
 //! Run it with `cargo run -p everything`; it speaks MCP on standard input and output.
 //! With `--http ADDR` it serves Streamable HTTP on `ADDR` (e.g. `127.0.0.1:3000`, endpoint `/mcp`).
@@ -22,6 +24,22 @@ mod round_trips;
 mod tasks;
 mod tools;
 
+/// The skills of `skills/`, embedded in the binary.
+fn skills() -> mcp_runtime::Skills {
+    macro_rules! skill_files {
+        ($($path:literal),* $(,)?) => {
+            mcp_runtime::Skills::new()
+                $(.file($path, include_bytes!(concat!("../skills/", $path)).as_slice()))*
+        };
+    }
+    skill_files![
+        "pdf-processing/SKILL.md",
+        "pdf-processing/references/FORMS.md",
+        "pdf-processing/scripts/fill.py",
+        "release-notes/SKILL.md",
+    ]
+}
+
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
     let mut builder = mcp_runtime::server!()
@@ -29,6 +47,7 @@ async fn main() -> mcp_runtime::Result<()> {
         .instructions(
             "The fixture of the MCP conformance suite: each tool, resource and prompt answers one scenario of the suite.",
         );
+    builder = builder.skills(skills());
     // Replicas behind a load balancer share the key that seals `requestState`.
     if let Ok(key) = std::env::var("MCP_STATE_KEY") {
         builder = builder.request_state_keys(key.into_bytes(), []);

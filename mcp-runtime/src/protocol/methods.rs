@@ -24,6 +24,9 @@ pub(crate) enum Method {
     TasksGet,
     TasksUpdate,
     TasksCancel,
+    SkillsList,
+    SkillsGet,
+    ResourcesDirectoryRead,
     /// A method of the server's own (`ServerBuilder::method`), in both eras.
     Custom,
 }
@@ -39,6 +42,8 @@ pub(crate) enum Needs {
     PromptsOrResources,
     /// A tool that may run as a task (the tasks extension).
     Tasks,
+    /// Skills (the skills extension).
+    Skills,
 }
 
 /// The lists a client fetches and is told have changed.
@@ -133,7 +138,7 @@ impl Row {
 use Method as M;
 use Needs as N;
 
-const TABLE: [Row; 19] = [
+const TABLE: [Row; 22] = [
     row(M::Initialize, "initialize", N::Nothing).handshake_only(),
     // `ping` went with the handshake: a stateless request stands alone.
     row(M::Ping, "ping", N::Nothing).handshake_only(),
@@ -176,6 +181,14 @@ const TABLE: [Row; 19] = [
     row(M::TasksCancel, "tasks/cancel", N::Tasks)
         .stateless_only()
         .target("taskId"),
+    // The skills extension (SEP-2640).
+    row(M::SkillsList, "skills/list", N::Skills),
+    row(M::SkillsGet, "skills/get", N::Skills),
+    row(
+        M::ResourcesDirectoryRead,
+        "resources/directory/read",
+        N::Skills,
+    ),
     // Named by the server (`Request::name`); never parsed from a name.
     row(M::Custom, "", N::Nothing),
 ];

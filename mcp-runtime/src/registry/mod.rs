@@ -139,6 +139,11 @@ pub enum CatalogueError {
         /// Why not.
         problem: &'static str,
     },
+    /// The skills given to the builder break the skills extension's rules.
+    InvalidSkills {
+        /// Which file or skill, and why.
+        problem: String,
+    },
     /// Two state values of one type were given to the builder.
     DuplicateState {
         /// The type.
@@ -203,6 +208,9 @@ impl fmt::Display for CatalogueError {
                 "the server's own method or notification `{name}` cannot have that name: {problem}; name it in a namespace of your own, e.g. `acme/{}`",
                 name.rsplit('/').next().unwrap_or(name)
             ),
+            CatalogueError::InvalidSkills { problem } => {
+                write!(f, "the skills cannot be served: {problem}")
+            }
             CatalogueError::DuplicateState { type_name } => write!(
                 f,
                 "two state values of type `{type_name}` were given to the builder: give each type once (wrap values of one type in types of their own to tell them apart)"

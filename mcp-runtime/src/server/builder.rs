@@ -67,6 +67,7 @@ pub struct ServerBuilder {
     /// A name given to `method` or `on_notification` twice, or one MCP keeps.
     custom_refused: Option<(String, &'static str)>,
     extensions: serde_json::Map<String, serde_json::Value>,
+    skills: Option<crate::Skills>,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -101,6 +102,7 @@ impl Server {
             custom: Default::default(),
             custom_refused: None,
             extensions: serde_json::Map::new(),
+            skills: None,
         }
     }
 }
@@ -572,6 +574,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves Agent Skills as the `io.modelcontextprotocol/skills` extension (see
+    /// [`Skills`](crate::Skills)): `skills/list`, `skills/get`, `resources/directory/read`,
+    /// and each file as a `skill://` resource. Skills that break the extension's rules fail
+    /// [`build`](Self::build), saying which and why.
+    pub fn skills(mut self, skills: crate::Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     fn check_custom_name(&mut self, name: &str) {
         if self.custom_refused.is_some() {
             return;
@@ -631,6 +642,19 @@ impl ServerBuilder {
         if let Some((name, problem)) = self.custom_refused {
             return Err(CatalogueError::ReservedMethod { name, problem });
         }
+        let skills = match self.skills {
+            Some(skills) => skills
+                .build()
+                .map_err(|problem| CatalogueError::InvalidSkills { problem })?,
+            None => Default::default(),
+        };
+        let mut extensions = self.extensions;
+        if !skills.is_empty() {
+            extensions.insert(
+                crate::skills::SKILLS_EXTENSION.into(),
+                serde_json::json!({ "directoryRead": true }),
+            );
+        }
         let states = self
             .states
             .finish()
@@ -656,7 +680,7 @@ impl ServerBuilder {
                 .any(|t| t.descriptor.task != crate::tasks::TaskSupport::Never),
             tools: !items.tools.is_empty(),
             prompts: !items.prompts.is_empty(),
-            resources: !items.resources.is_empty(),
+            resources: !items.resources.is_empty() || !skills.is_empty(),
             completions: catalogue
                 .prompts
                 .iter()
@@ -671,7 +695,7 @@ impl ServerBuilder {
                 &self.info,
                 self.instructions.as_deref(),
                 capabilities,
-                &self.extensions,
+                &extensions,
                 v,
             )
         });
@@ -682,7 +706,8 @@ impl ServerBuilder {
                 states,
                 layers: crate::middleware::Stack::new(self.layers),
                 custom: self.custom,
-                extensions: self.extensions,
+                extensions,
+                skills,
                 policy: self.policy,
                 audit: self.audit,
                 trace: self

@@ -330,6 +330,9 @@ impl Server {
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
                 self.task_request(req)?
             }
+            Method::SkillsList => req.answer(self.list_skills(req), lists),
+            Method::SkillsGet => req.answer(self.get_skill(req), lists),
+            Method::ResourcesDirectoryRead => req.answer(self.read_directory(req), lists),
             Method::Custom => self.call_custom(req)?,
         })
     }

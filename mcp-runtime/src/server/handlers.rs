@@ -299,6 +299,10 @@ impl Server {
     /// `resources/read`: the resource or template the URI names, read by its function.
     pub(super) fn read_resource(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         let p: ReadResourceParams = req.params()?;
+        // A skill's file (the skills extension).
+        if let Some(contents) = self.read_skill_file(&p.uri) {
+            return Ok(req.answer(Ok(contents), Some(self.read_cache())));
+        }
         let catalogue = self.catalogue_for(req.session, req.hidden);
         let (resource, variables) = catalogue.resolve(&p.uri).ok_or_else(|| {
             if p.uri.len() > crate::UriTemplate::MAX_MATCHED_URI {

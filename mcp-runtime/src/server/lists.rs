@@ -84,11 +84,14 @@ impl Server {
             .iter()
             .filter_map(|t| t.descriptor.list.map(|list| (t.descriptor.uri, list)))
             .collect();
+        // The skills' `SKILL.md` files come after the server's own resources.
+        let skills = self.skill_resources();
         if listers.is_empty() {
             let entries: Vec<&RawValue> = catalogue
                 .resources
                 .iter()
                 .map(|r| r.wire(version))
+                .chain(skills.iter().map(AsRef::as_ref))
                 .collect();
             let result = page_result(
                 "resources",
@@ -117,6 +120,7 @@ impl Server {
                     .resources
                     .iter()
                     .map(|r| r.wire(version))
+                    .chain(skills.iter().map(AsRef::as_ref))
                     .chain(owned.iter().map(AsRef::as_ref))
                     .collect();
                 page_result(
@@ -160,7 +164,7 @@ fn listed_entry(resource: &Resource, version: ProtocolVersion) -> Box<RawValue> 
 }
 
 /// One page of a list result: `{"<key>": [...], "nextCursor": "…"}`.
-fn page_result(
+pub(super) fn page_result(
     key: &str,
     entries: &[&RawValue],
     page_size: usize,

@@ -15,6 +15,7 @@ mod lifecycle;
 mod listeners;
 mod lists;
 mod request;
+mod skills;
 pub(crate) mod stateless;
 mod subscriptions;
 pub(crate) mod tasks;
@@ -94,6 +95,8 @@ struct ServerInner {
     layers: crate::middleware::Stack,
     /// The server's own methods and notifications.
     custom: custom::Custom,
+    /// The skills it serves (the skills extension).
+    skills: crate::skills::SkillSet,
     /// The extensions the server declares, by id, with their settings.
     extensions: serde_json::Map<String, serde_json::Value>,
     /// Consulted before every tool call.
@@ -342,6 +345,7 @@ impl Server {
             Needs::Resources => declared.resources,
             Needs::PromptsOrResources => declared.prompts || declared.resources,
             Needs::Tasks => declared.tasks,
+            Needs::Skills => !self.inner.skills.is_empty(),
         }
     }
 
