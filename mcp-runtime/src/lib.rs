@@ -33,6 +33,8 @@ pub mod cluster;
 mod completion;
 mod content;
 mod context;
+#[cfg(feature = "dynamic")]
+mod dynamic;
 mod error;
 #[cfg(not(feature = "http"))]
 mod feature_hints;
@@ -70,6 +72,8 @@ pub use context::{
     ModelHint, ModelPreferences, ProgressMessage, SampleRequest, SamplingContent, SamplingMessage,
     SamplingTool, SessionData, SessionError,
 };
+#[cfg(feature = "dynamic")]
+pub use dynamic::DynamicTool;
 pub use error::{Error, Result};
 pub use fence::{
     FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind, PathRefused,

@@ -33,8 +33,10 @@ pub use resource::{
     ResourceRequest,
 };
 pub(crate) use tool::CatalogueTool;
-pub(crate) use tool::strip_position;
 pub use tool::{Arguments, Tool, ToolDescriptor, ToolEntry, ToolFuture};
+#[cfg(feature = "dynamic")]
+pub(crate) use tool::DynamicHandler;
+pub(crate) use tool::strip_position;
 
 /// Where an item was defined, for error messages about duplicates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +141,13 @@ pub enum CatalogueError {
         /// Why not.
         problem: &'static str,
     },
+    /// A tool made at run time cannot be served as it is.
+    InvalidDynamicTool {
+        /// The tool.
+        name: String,
+        /// Why not.
+        problem: String,
+    },
     /// The skills given to the builder break the skills extension's rules.
     InvalidSkills {
         /// Which file or skill, and why.
@@ -208,6 +217,9 @@ impl fmt::Display for CatalogueError {
                 "the server's own method or notification `{name}` cannot have that name: {problem}; name it in a namespace of your own, e.g. `acme/{}`",
                 name.rsplit('/').next().unwrap_or(name)
             ),
+            CatalogueError::InvalidDynamicTool { name, problem } => {
+                write!(f, "the tool `{name}` cannot be served: {problem}")
+            }
             CatalogueError::InvalidSkills { problem } => {
                 write!(f, "the skills cannot be served: {problem}")
             }
@@ -287,13 +299,36 @@ macro_rules! catalogue_item {
                 self.descriptor.location
             }
             fn identity(&self) -> usize {
-                std::ptr::from_ref(self.descriptor) as usize
+                self.identity_of()
             }
             fn states(&self) -> &'static [crate::state::StateNeed] {
                 self.descriptor.states
             }
         }
     )*};
+}
+
+impl CataloguePrompt {
+    fn identity_of(&self) -> usize {
+        std::ptr::from_ref(self.descriptor) as usize
+    }
+}
+
+impl CatalogueResource {
+    fn identity_of(&self) -> usize {
+        std::ptr::from_ref(self.descriptor) as usize
+    }
+}
+
+impl CatalogueTool {
+    /// A tool made at run time is its call, which each registration makes anew (its
+    /// descriptor may be shared with an earlier one of the same name).
+    fn identity_of(&self) -> usize {
+        match &self.handler {
+            Some(handler) => std::sync::Arc::as_ptr(handler).cast::<()>() as usize,
+            None => std::ptr::from_ref(self.descriptor) as usize,
+        }
+    }
 }
 
 catalogue_item! {

@@ -15,6 +15,10 @@ use crate::context::Context;
 use crate::protocol::{ProtocolVersion, ToolAnnotations};
 use crate::schema::{self, SchemaProfile, ServerProfiles};
 
+/// The call of a tool built at run time: the arguments, already read, to the tool's result.
+pub(crate) type DynamicHandler =
+    std::sync::Arc<dyn Fn(Context, Arguments<'_>) -> ToolFuture + Send + Sync>;
+
 /// The future a tool's call shim returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send + 'static>>;
 
@@ -100,6 +104,8 @@ type Wire = [Box<RawValue>; 4];
 /// One tool with everything built from its descriptor.
 pub(crate) struct CatalogueTool {
     pub descriptor: &'static ToolDescriptor,
+    /// The call of a tool built at run time, which its descriptor cannot hold.
+    pub handler: Option<DynamicHandler>,
     /// Whether structured output is wrapped as `{"result": …}`.
     pub wraps_output: bool,
     /// The arguments mirrored into HTTP headers (`x-mcp-header`).
@@ -117,7 +123,16 @@ pub(crate) struct CatalogueTool {
 
 impl CatalogueTool {
     pub(crate) fn build(d: &'static ToolDescriptor) -> Result<CatalogueTool, CatalogueError> {
-        let mut input = (d.input_schema)();
+        CatalogueTool::build_with(d, (d.input_schema)(), None)
+    }
+
+    /// A tool whose schema is given rather than built by its descriptor, and whose calls go
+    /// to `handler` rather than the descriptor's function (a tool built at run time).
+    pub(crate) fn build_with(
+        d: &'static ToolDescriptor,
+        mut input: Value,
+        handler: Option<DynamicHandler>,
+    ) -> Result<CatalogueTool, CatalogueError> {
         if !schema::is_object_schema(&input) {
             return Err(CatalogueError::InputSchemaNotObject {
                 name: d.name,
@@ -148,6 +163,7 @@ impl CatalogueTool {
         let wire = build_wire(d, &input, output.as_ref(), meta.as_ref(), &own);
         Ok(CatalogueTool {
             descriptor: d,
+            handler,
             wraps_output,
             headers,
             input,

@@ -68,6 +68,8 @@ pub struct ServerBuilder {
     custom_refused: Option<(String, &'static str)>,
     extensions: serde_json::Map<String, serde_json::Value>,
     skills: Option<crate::Skills>,
+    #[cfg(feature = "dynamic")]
+    dynamic_tools: Vec<crate::DynamicTool>,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -103,6 +105,8 @@ impl Server {
             custom_refused: None,
             extensions: serde_json::Map::new(),
             skills: None,
+            #[cfg(feature = "dynamic")]
+            dynamic_tools: Vec::new(),
         }
     }
 }
@@ -574,6 +578,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a tool made at run time (feature `dynamic`; see [`DynamicTool`](crate::DynamicTool)).
+    /// Its schema is checked when the server is built, against the server's schema profile.
+    #[cfg(feature = "dynamic")]
+    pub fn dynamic_tool(mut self, tool: crate::DynamicTool) -> Self {
+        self.dynamic_tools.push(tool);
+        self
+    }
+
     /// Serves Agent Skills as the `io.modelcontextprotocol/skills` extension (see
     /// [`Skills`](crate::Skills)): `skills/list`, `skills/get`, `resources/directory/read`,
     /// and each file as a `skill://` resource. Skills that break the extension's rules fail
@@ -666,6 +678,16 @@ impl ServerBuilder {
         items
             .tools
             .add(build_all(self.tools, CatalogueTool::build)?)?;
+        #[cfg(feature = "dynamic")]
+        {
+            let profile = self.schema_profile.clone().unwrap_or_default();
+            let built = self
+                .dynamic_tools
+                .iter()
+                .map(|tool| tool.build(&profile))
+                .collect::<Result<Vec<_>, _>>()?;
+            items.tools.add(built)?;
+        }
         items
             .prompts
             .add(build_all(self.prompts, CataloguePrompt::build)?)?;

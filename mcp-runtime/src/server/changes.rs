@@ -63,6 +63,17 @@ impl Server {
             .map(drop)
     }
 
+    /// Adds a tool made at run time (feature `dynamic`), checked against the server's own
+    /// schema profile; clients hear `notifications/tools/list_changed`. A tool of the same
+    /// name is refused: remove it first.
+    #[cfg(feature = "dynamic")]
+    pub fn add_dynamic_tool(&self, tool: crate::DynamicTool) -> Result<(), CatalogueError> {
+        let profiles = self.schema_profiles();
+        let built = tool.build(profiles.get(profiles.base_slot()))?;
+        self.change(TOOLS, |items| items.tools.add(vec![built]).map(|()| true))
+            .map(drop)
+    }
+
     /// Removes a tool; returns whether it was there.
     pub fn remove_tool(&self, name: &str) -> bool {
         self.change(TOOLS, |items| Ok(items.tools.remove(name)))

@@ -228,7 +228,10 @@ impl Server {
             .inspect_err(|_| refused(&mut audit))?;
         let wraps_output = tool.wraps_output;
         let args = Arguments::new(p.arguments).with_schema(tool.schemas().0);
-        let call = (descriptor.call)(ctx, args);
+        let call = match &tool.handler {
+            Some(handler) => handler(ctx, args),
+            None => (descriptor.call)(ctx, args),
+        };
         let call = match limit {
             Some(limit) => with_time_limit(call, limit, descriptor.name, stop),
             None => call,
