@@ -447,3 +447,91 @@ async fn timing_counts_each_method_and_its_errors() {
         ["initialize", "notifications/initialized", "tools/call"]
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// A policy that waits, and one that hides what it denies
+
+#[derive(Default)]
+struct Records(Mutex<Vec<(String, String, Option<String>)>>);
+
+impl mcp_runtime::audit::Audit for Records {
+    fn record(&self, record: &mcp_runtime::audit::AuditRecord<'_>) {
+        self.0.lock().unwrap().push((
+            record.tool.to_owned(),
+            record.outcome.as_str().to_owned(),
+            record.refused_by.map(str::to_owned),
+        ));
+    }
+}
+
+#[mcp_runtime::test]
+async fn an_asynchronous_policy_stage_refuses_before_the_tool_runs_and_is_audited() {
+    use mcp_runtime::policy::Policy;
+    let before = WRITES.load(Ordering::SeqCst);
+    let records = Arc::new(Records::default());
+    let policy = Policy::new().check_async("quota", |call| async move {
+        // A stage that waits, as one asking a service would.
+        mcp_runtime::tokio::task::yield_now().await;
+        if call.tool == "write" && call.arguments["word"] == "spam" {
+            return Err("the write quota is spent".to_owned());
+        }
+        Ok(())
+    });
+    let server = builder()
+        .policy(policy)
+        .audit(Arc::clone(&records) as Arc<dyn mcp_runtime::audit::Audit>)
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let refused = client
+        .call_tool("write", json!({"word": "spam"}))
+        .await
+        .unwrap();
+    assert!(refused.is_error);
+    assert_eq!(
+        text(&refused),
+        "permission denied: `write` may not be called (quota: the write quota is spent)"
+    );
+    assert_eq!(
+        refused.meta.unwrap()["mcp-runtime/error"]["code"],
+        "permission_denied"
+    );
+    assert_eq!(WRITES.load(Ordering::SeqCst), before, "the tool never ran");
+    let fine = client
+        .call_tool("write", json!({"word": "ham"}))
+        .await
+        .unwrap();
+    assert!(text(&fine).starts_with("ham #"));
+    let records = records.0.lock().unwrap().clone();
+    assert_eq!(
+        records,
+        [
+            ("write".into(), "denied".into(), Some("quota".into())),
+            ("write".into(), "ok".into(), None),
+        ]
+    );
+}
+
+#[mcp_runtime::test]
+async fn a_policy_that_hides_what_it_denies_keeps_those_tools_out_of_the_list() {
+    use mcp_runtime::policy::Policy;
+    let server = builder()
+        .policy(Policy::new().deny_tools(["write", "fus*"]).hide_denied())
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["echo", "lookup"]);
+    // A call is refused as before: with the policy's reason.
+    let refused = client
+        .call_tool("write", json!({"word": "x"}))
+        .await
+        .unwrap();
+    assert!(text(&refused).starts_with("permission denied: `write` may not be called (deny_list"));
+}

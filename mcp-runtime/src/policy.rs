@@ -85,6 +85,51 @@ impl Refusal {
 
 type Check = Box<dyn Fn(&CallRequest<'_>) -> Result<(), String> + Send + Sync>;
 
+/// The future of an asynchronous stage.
+pub type StageFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>>;
+
+type AsyncCheck = Box<dyn Fn(OwnedCall) -> StageFuture + Send + Sync>;
+
+/// One tool call, owned, as an asynchronous stage sees it (it may keep it across `.await`s).
+#[derive(Clone, Debug)]
+pub struct OwnedCall {
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's behaviour hints.
+    pub annotations: ToolAnnotations,
+    /// Who calls, when the transport authenticated the request.
+    pub caller: Option<AuthInfo>,
+    /// The call's arguments as the client sent them (`null` when it sent none).
+    pub arguments: serde_json::Value,
+}
+
+impl OwnedCall {
+    pub(crate) fn of(call: &CallRequest<'_>) -> OwnedCall {
+        OwnedCall {
+            tool: call.tool.to_owned(),
+            annotations: *call.annotations,
+            caller: call.caller.cloned(),
+            arguments: call
+                .arguments
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                .unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    /// Whether the caller's token grants `scope`.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.caller
+            .as_ref()
+            .is_some_and(|c| c.scopes.iter().any(|s| s == scope))
+    }
+}
+
+enum Stage {
+    Sync(Check),
+    Async(AsyncCheck),
+}
+
 /// The stages a tool call passes before it runs, in the order they were added.
 ///
 /// ```
@@ -105,7 +150,9 @@ type Check = Box<dyn Fn(&CallRequest<'_>) -> Result<(), String> + Send + Sync>;
 /// ```
 #[derive(Default)]
 pub struct Policy {
-    stages: Vec<(String, Check)>,
+    stages: Vec<(String, Stage)>,
+    /// Whether `tools/list` leaves out the tools this policy refuses the caller.
+    hide_denied: bool,
 }
 
 impl std::fmt::Debug for Policy {
@@ -180,15 +227,87 @@ impl Policy {
         name: impl Into<String>,
         predicate: impl Fn(&CallRequest<'_>) -> Result<(), String> + Send + Sync + 'static,
     ) -> Self {
-        self.stages.push((name.into(), Box::new(predicate)));
+        self.stages
+            .push((name.into(), Stage::Sync(Box::new(predicate))));
         self
     }
 
-    /// Runs the stages in order; the first refusal wins.
+    /// A stage of your own that may wait (ask a permission service, read a database):
+    /// `Err(reason)` refuses the call. Stages run in the order they were added, the
+    /// asynchronous ones included; a policy with one is consulted as the call begins, before
+    /// the tool runs.
+    ///
+    /// ```
+    /// use mcp_runtime::policy::Policy;
+    ///
+    /// let policy = Policy::new().check_async("quota", |call| async move {
+    ///     let used = 3; // e.g. looked up for `call.caller`
+    ///     if used >= 3 && call.tool == "send_mail" {
+    ///         return Err("the caller's mail quota is spent".to_owned());
+    ///     }
+    ///     Ok(())
+    /// });
+    /// # let _ = policy;
+    /// ```
+    pub fn check_async<F, Fut>(mut self, name: impl Into<String>, predicate: F) -> Self
+    where
+        F: Fn(OwnedCall) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+    {
+        let check: AsyncCheck = Box::new(move |call| Box::pin(predicate(call)));
+        self.stages.push((name.into(), Stage::Async(check)));
+        self
+    }
+
+    /// Leaves out of each caller's `tools/list` the tools this policy refuses that caller,
+    /// judged by the synchronous stages without arguments (a stage that refuses by argument,
+    /// and an asynchronous stage, are judged at the call).
+    /// Pages stay full; a call to a hidden tool is still refused as it would be.
+    pub fn hide_denied(mut self) -> Self {
+        self.hide_denied = true;
+        self
+    }
+
+    pub(crate) fn hides_denied(&self) -> bool {
+        self.hide_denied
+    }
+
+    /// Whether some stage is asynchronous.
+    pub(crate) fn waits(&self) -> bool {
+        self.stages
+            .iter()
+            .any(|(_, stage)| matches!(stage, Stage::Async(_)))
+    }
+
+    /// Runs the stages in order; the first refusal wins. Asynchronous stages are not run
+    /// here (see [`Policy::evaluate_async`]).
     pub fn evaluate(&self, call: &CallRequest<'_>) -> Result<(), Refusal> {
         for (stage, check) in &self.stages {
-            check(call).map_err(|reason| Refusal {
-                stage: stage.clone(),
+            if let Stage::Sync(check) = check {
+                check(call).map_err(|reason| Refusal {
+                    stage: stage.clone(),
+                    reason,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every stage in order, the asynchronous ones included; the first refusal wins.
+    pub async fn evaluate_async(&self, call: OwnedCall) -> Result<(), Refusal> {
+        let arguments = serde_json::value::to_raw_value(&call.arguments).ok();
+        for (name, stage) in &self.stages {
+            let verdict = match stage {
+                Stage::Sync(check) => check(&CallRequest::new(
+                    &call.tool,
+                    &call.annotations,
+                    call.caller.as_ref(),
+                    arguments.as_deref(),
+                )),
+                Stage::Async(check) => check(call.clone()).await,
+            };
+            verdict.map_err(|reason| Refusal {
+                stage: name.clone(),
                 reason,
             })?;
         }

@@ -54,8 +54,9 @@ impl Skills {
         self
     }
 
-    /// Every skill under `root`: each folder holding a `SKILL.md` is one, with every file
-    /// beneath it (symbolic links are not followed).
+    /// Every skill under `root`: each folder directly under it is one skill, holding its
+    /// `SKILL.md` and every file beneath it (symbolic links are not followed). A file
+    /// directly in `root`, or a folder without a `SKILL.md`, fails the server's build.
     pub fn from_dir(root: impl AsRef<Path>) -> std::io::Result<Skills> {
         fn walk(dir: &Path, prefix: &str, skills: &mut Skills) -> std::io::Result<()> {
             let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
@@ -326,12 +327,24 @@ fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
         .ok_or("the frontmatter has no closing `---` line")?;
     let mut map = Map::new();
     let mut open: Option<(String, Map<String, Value>)> = None;
+    // The indentation of the open map's keys: a deeper one is a map within it, not read.
+    let mut indent: Option<usize> = None;
     for line in body.lines().take(end) {
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
-        let nested = line.starts_with(' ') || line.starts_with('\t');
+        let depth = line.len() - line.trim_start().len();
+        let nested = depth > 0;
+        if nested && *indent.get_or_insert(depth) != depth {
+            return Err(format!(
+                "`{}`: only one level of maps is read in a skill's frontmatter",
+                line.trim()
+            ));
+        }
+        if !nested {
+            indent = None;
+        }
         let (key, value) = line
             .trim()
             .split_once(':')
@@ -360,6 +373,11 @@ fn frontmatter(text: &str) -> Result<Map<String, Value>, String> {
 }
 
 fn scalar(value: &str) -> Result<Value, String> {
+    // A comment after a plain value is not part of it.
+    let value = match value.find(" #") {
+        Some(at) if !value.starts_with(['"', '\'']) => value[..at].trim_end(),
+        _ => value,
+    };
     for quote in ['"', '\''] {
         if let Some(inner) = value.strip_prefix(quote) {
             let inner = inner
@@ -407,6 +425,11 @@ mod tests {
             json!({"name": "pdf", "description": "Fill: forms", "version": 2, "beta": true,
                    "metadata": {"author": "ada", "level": 1.5}})
         );
+        assert_eq!(
+            frontmatter("---\nname: x # the name\n---\n").unwrap()["name"],
+            "x"
+        );
+        assert!(frontmatter("---\nmetadata:\n  a:\n    b: 1\n---\n").is_err());
         assert!(frontmatter("name: x\n").is_err());
         assert!(frontmatter("---\nname: [a, b]\n---\n").is_err());
         assert!(frontmatter("---\nname: x\n").is_err());

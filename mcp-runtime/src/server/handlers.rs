@@ -185,6 +185,8 @@ impl Server {
             caller.map(|c| c.subject.as_str()),
             p.arguments.map(RawValue::get),
         );
+        // A policy that waits is consulted as the call begins, before the tool runs.
+        let mut consult = None;
         if let Some(policy) = self.policy() {
             let request = CallRequest::new(
                 descriptor.name,
@@ -192,7 +194,9 @@ impl Server {
                 caller,
                 p.arguments,
             );
-            if let Err(refusal) = policy.evaluate(&request) {
+            if policy.waits() {
+                consult = Some(crate::policy::OwnedCall::of(&request));
+            } else if let Err(refusal) = policy.evaluate(&request) {
                 tracing::info!(tool = descriptor.name, stage = %refusal.stage, "tool call refused");
                 if let Some(audit) = audit.take() {
                     audit.end(Outcome::Denied, Some(&refusal.stage));
@@ -232,6 +236,25 @@ impl Server {
             Some(handler) => handler(ctx, args),
             None => (descriptor.call)(ctx, args),
         };
+        let call = match consult {
+            Some(owned) => {
+                let server = self.clone();
+                Box::pin(async move {
+                    let verdict = match server.policy() {
+                        Some(policy) => policy.evaluate_async(owned).await,
+                        None => Ok(()),
+                    };
+                    match verdict {
+                        Ok(()) => call.await,
+                        Err(refusal) => {
+                            tracing::info!(tool = descriptor.name, stage = %refusal.stage, "tool call refused");
+                            refusal.into_result(descriptor.name)
+                        }
+                    }
+                }) as crate::registry::ToolFuture
+            }
+            None => call,
+        };
         let call = match limit {
             Some(limit) => with_time_limit(call, limit, descriptor.name, stop),
             None => call,
@@ -245,6 +268,18 @@ impl Server {
                     descriptor.name
                 ))
             });
+            let denied_by = result
+                .meta
+                .as_ref()
+                .and_then(|meta| meta.get(crate::protocol::ERROR_META_KEY))
+                .filter(|error| error["code"] == crate::policy::PERMISSION_DENIED)
+                .and_then(|error| error["stage"].as_str())
+                .map(str::to_owned);
+            if let Some(stage) = &denied_by
+                && let Some(audit) = audit.take()
+            {
+                audit.end(Outcome::Denied, Some(stage));
+            }
             let ended = if result.internal_error.is_some() {
                 Outcome::ProtocolError
             } else if round_trip.as_ref().is_some_and(|r| r.wants_input()) {

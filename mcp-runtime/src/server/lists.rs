@@ -23,12 +23,30 @@ impl Server {
         } else {
             self.schema_slot(req.session)
         };
+        let denied = self.denied_tools(req);
+        let hidden = denied.as_ref().or(req.hidden);
         self.list_tools_in(
-            &self.catalogue_for(req.session, req.hidden),
+            &self.catalogue_for(req.session, hidden),
             slot,
             req.version,
             req.params,
         )
+    }
+
+    /// What a policy that hides the tools it denies leaves out of this caller's list (with
+    /// what the layers hid), judged without arguments.
+    fn denied_tools(&self, req: &Request<'_>) -> Option<crate::session::SessionVisibility> {
+        let policy = self.policy().filter(|p| p.hides_denied())?;
+        let caller = req.channel.auth.as_deref();
+        let mut hidden = req.hidden.cloned().unwrap_or_default();
+        for tool in &self.catalogue_for(req.session, req.hidden).tools {
+            let d = tool.descriptor;
+            let call = crate::policy::CallRequest::new(d.name, &d.annotations, caller, None);
+            if policy.evaluate(&call).is_err() {
+                hidden.tools.insert(d.name.to_owned(), false);
+            }
+        }
+        Some(hidden)
     }
 
     fn list_tools_in(
