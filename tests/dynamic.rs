@@ -182,3 +182,129 @@ fn a_schema_the_servers_profile_cannot_send_is_refused_when_built() {
         .build()
         .unwrap();
 }
+
+// ---------------------------------------------------------------------------------------
+// Prompts and resources made at run time
+
+#[mcp_runtime::test]
+async fn a_dynamic_prompt_checks_its_arguments_and_a_dynamic_template_binds_its_variables() {
+    use mcp_runtime::{
+        DynamicPrompt, DynamicResource, PromptArgument, PromptArguments, ResourceRequest,
+    };
+    let review = DynamicPrompt::new(
+        "review",
+        "Review a change.",
+        vec![
+            PromptArgument::required("change", "The change."),
+            PromptArgument::optional("focus", "What to look at."),
+        ],
+        |_ctx: Context, arguments: PromptArguments| async move {
+            let change: String = arguments.required("change")?;
+            let focus: Option<String> = arguments.optional("focus")?;
+            Ok::<_, mcp_runtime::protocol::RpcError>(format!(
+                "Review {change} (focus: {})",
+                focus.unwrap_or_else(|| "all".into())
+            ))
+        },
+    );
+    let page = DynamicResource::new(
+        "wiki://{title}",
+        "page",
+        "A page.",
+        |_ctx: Context, request: ResourceRequest| async move {
+            let title: String = request.variables.required("title")?;
+            Ok::<_, mcp_runtime::protocol::RpcError>(format!("# {title}"))
+        },
+    )
+    .mime_type("text/markdown");
+    let server = mcp_runtime::server!()
+        .auto_register(false)
+        .dynamic_prompt(review)
+        .dynamic_resource(page)
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let prompts = client.request("prompts/list", json!({})).await.unwrap();
+    assert_eq!(
+        prompts["prompts"][0]["arguments"][0],
+        json!({"name": "change", "description": "The change.", "required": true})
+    );
+    let got = client
+        .request(
+            "prompts/get",
+            json!({"name": "review", "arguments": {"change": "#42"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        got["messages"][0]["content"]["text"],
+        "Review #42 (focus: all)"
+    );
+    let missing = client
+        .request(
+            "prompts/get",
+            json!({"name": "review", "arguments": {"focus": "tests"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (missing.code, missing.message.as_str()),
+        (
+            -32602,
+            "missing required argument `change` of the prompt `review`"
+        )
+    );
+    let unknown = client
+        .request(
+            "prompts/get",
+            json!({"name": "review", "arguments": {"change": "x", "chnge": "y"}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        unknown.message,
+        "the prompt `review` has no argument `chnge`: it takes change, focus"
+    );
+    let templates = client
+        .request("resources/templates/list", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "wiki://{title}"
+    );
+    let read = client
+        .request("resources/read", json!({"uri": "wiki://Home"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        read["contents"][0],
+        json!({"uri": "wiki://Home", "mimeType": "text/markdown", "text": "# Home"})
+    );
+    // Added later, announced.
+    server
+        .add_dynamic_resource(DynamicResource::new(
+            "wiki://index",
+            "index",
+            "Every page.",
+            |_: Context, _: ResourceRequest| async { "Home".to_owned() },
+        ))
+        .unwrap();
+    let notice = client.next_message().await.unwrap();
+    assert_eq!(notice["method"], "notifications/resources/list_changed");
+    let read = client
+        .request("resources/read", json!({"uri": "wiki://index"}))
+        .await
+        .unwrap();
+    assert_eq!(read["contents"][0]["text"], "Home");
+    let bad = DynamicResource::new(
+        "wiki://{",
+        "broken",
+        "d",
+        |_: Context, _: ResourceRequest| async { String::new() },
+    );
+    assert!(matches!(
+        server.add_dynamic_resource(bad),
+        Err(CatalogueError::InvalidUriTemplate { .. })
+    ));
+}

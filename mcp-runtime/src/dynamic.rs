@@ -1,6 +1,7 @@
-//! Tools that are not known at compile time (feature `dynamic`): made at run time from a
-//! name, a description, a JSON Schema and an async closure — from configuration, an OpenAPI
-//! document, a database.
+//! Tools, prompts and resources that are not known at compile time (feature `dynamic`): made
+//! at run time from a name, a description, a JSON Schema (a prompt's argument list, a
+//! resource's URI template) and an async closure — from configuration, an OpenAPI document,
+//! a database.
 //!
 //! The schema is checked when the tool is registered: it must describe an object, be a valid
 //! JSON Schema, and be something the server's schema profile can send; a tool that is not
@@ -50,10 +51,15 @@ use serde_json::Value;
 
 use crate::content::{CallToolResult, IntoToolResult};
 use crate::context::Context;
+use crate::prompt::{IntoPromptResult, PromptArguments};
+use crate::protocol::RpcError;
 use crate::protocol::ToolAnnotations;
 use crate::registry::{
-    CatalogueError, CatalogueTool, DynamicHandler, SourceLocation, ToolDescriptor,
+    CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, DynamicHandler,
+    DynamicPromptHandler, DynamicResourceHandler, PromptArgumentDescriptor, PromptDescriptor,
+    ResourceDescriptor, ResourceRequest, SourceLocation, ToolDescriptor,
 };
+use crate::resource::IntoResourceContents;
 use crate::schema::SchemaProfile;
 
 /// The future a dynamic tool's closure returns, boxed.
@@ -217,4 +223,322 @@ fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
             },
         }))
     })
+}
+
+/// Text made `'static` for a descriptor, once per distinct text (see [`descriptor`]).
+fn leak(text: &str) -> &'static str {
+    Box::leak(text.to_owned().into_boxed_str())
+}
+
+/// Where a descriptor of a run-time item says it is defined.
+const MADE_AT_RUN_TIME: SourceLocation = SourceLocation {
+    file: "(made at run time)",
+    line: 0,
+};
+
+/// An argument of a [`DynamicPrompt`].
+#[derive(Clone, Debug)]
+pub struct PromptArgument {
+    name: String,
+    description: Option<String>,
+    required: bool,
+}
+
+impl PromptArgument {
+    /// An argument the client must give.
+    pub fn required(name: impl Into<String>, description: impl Into<String>) -> PromptArgument {
+        PromptArgument {
+            name: name.into(),
+            description: Some(description.into()),
+            required: true,
+        }
+    }
+
+    /// An argument the client may leave out.
+    pub fn optional(name: impl Into<String>, description: impl Into<String>) -> PromptArgument {
+        PromptArgument {
+            required: false,
+            ..PromptArgument::required(name, description)
+        }
+    }
+}
+
+type PromptCall =
+    Arc<dyn Fn(Context, PromptArguments) -> crate::registry::PromptFuture + Send + Sync>;
+
+/// A prompt made at run time: a name, a description, its arguments, and an async closure
+/// that makes its messages. Its arguments are checked before the closure runs: a required
+/// one missing, or one it does not take, is `-32602` naming it.
+///
+/// ```
+/// use mcp_runtime::prelude::*;
+/// use mcp_runtime::{DynamicPrompt, PromptArgument, PromptArguments};
+///
+/// let review = DynamicPrompt::new(
+///     "review",
+///     "Review a change.",
+///     vec![PromptArgument::required("change", "The change to review.")],
+///     |_ctx: Context, arguments: PromptArguments| async move {
+///         let change: String = arguments.required("change")?;
+///         Ok::<_, mcp_runtime::protocol::RpcError>(format!("Review this change: {change}"))
+///     },
+/// );
+/// let server = mcp_runtime::server!().auto_register(false).dynamic_prompt(review).build().unwrap();
+/// assert_eq!(server.prompt_names(), ["review"]);
+/// ```
+#[derive(Clone)]
+pub struct DynamicPrompt {
+    name: String,
+    description: String,
+    arguments: Vec<PromptArgument>,
+    call: PromptCall,
+}
+
+impl DynamicPrompt {
+    /// A prompt named `name`, whose messages `call` makes (any prompt result: text, a
+    /// message, messages, a `Result` of them).
+    pub fn new<F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        arguments: Vec<PromptArgument>,
+        call: F,
+    ) -> DynamicPrompt
+    where
+        F: Fn(Context, PromptArguments) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult,
+    {
+        DynamicPrompt {
+            name: name.into(),
+            description: description.into(),
+            arguments,
+            call: Arc::new(move |ctx, arguments| {
+                let call = call(ctx, arguments);
+                Box::pin(async move { call.await.into_prompt_result() })
+            }),
+        }
+    }
+
+    /// The prompt's catalogue entry.
+    pub(crate) fn build(&self) -> Result<CataloguePrompt, CatalogueError> {
+        static MADE: OnceLock<Mutex<HashMap<String, &'static PromptDescriptor>>> = OnceLock::new();
+        let key = serde_json::json!([
+            self.name,
+            self.description,
+            self.arguments
+                .iter()
+                .map(|a| (&a.name, &a.description, a.required))
+                .collect::<Vec<_>>()
+        ])
+        .to_string();
+        let descriptor = *MADE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_insert_with(|| {
+                let arguments: Vec<PromptArgumentDescriptor> = self
+                    .arguments
+                    .iter()
+                    .map(|a| PromptArgumentDescriptor {
+                        name: leak(&a.name),
+                        title: None,
+                        description: a.description.as_deref().map(leak),
+                        required: a.required,
+                    })
+                    .collect();
+                Box::leak(Box::new(PromptDescriptor {
+                    name: leak(&self.name),
+                    title: None,
+                    description: Some(leak(&self.description)),
+                    arguments: Box::leak(arguments.into_boxed_slice()),
+                    icons: &[],
+                    meta: None,
+                    completions: &[],
+                    get: |_, _| {
+                        Box::pin(std::future::ready(Err(RpcError::internal("not callable"))))
+                    },
+                    states: &[],
+                    location: MADE_AT_RUN_TIME,
+                }))
+            });
+        let call = Arc::clone(&self.call);
+        let handler: DynamicPromptHandler = Arc::new(move |ctx, arguments| {
+            if let Err(problem) = check_prompt_arguments(descriptor, &arguments) {
+                return Box::pin(std::future::ready(Err(problem)));
+            }
+            call(ctx, arguments)
+        });
+        let mut built = CataloguePrompt::build(descriptor)?;
+        built.handler = Some(handler);
+        Ok(built)
+    }
+}
+
+impl std::fmt::Debug for DynamicPrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicPrompt")
+            .field("name", &self.name)
+            .field("arguments", &self.arguments)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every required argument given, and no argument the prompt does not take.
+fn check_prompt_arguments(
+    descriptor: &PromptDescriptor,
+    arguments: &PromptArguments,
+) -> Result<(), RpcError> {
+    let known: Vec<&str> = descriptor.arguments.iter().map(|a| a.name).collect();
+    if let Some(unknown) = arguments.names().find(|name| !known.contains(name)) {
+        let takes = if known.is_empty() {
+            "it takes no arguments".to_owned()
+        } else {
+            format!("it takes {}", known.join(", "))
+        };
+        return Err(RpcError::invalid_params(format!(
+            "the prompt `{}` has no argument `{unknown}`: {takes}",
+            descriptor.name
+        )));
+    }
+    let given: Vec<&str> = arguments.given().collect();
+    if let Some(missing) = descriptor
+        .arguments
+        .iter()
+        .find(|a| a.required && !given.contains(&a.name))
+    {
+        return Err(RpcError::invalid_params(format!(
+            "missing required argument `{}` of the prompt `{}`",
+            missing.name, descriptor.name
+        )));
+    }
+    Ok(())
+}
+
+/// The read of a dynamic resource, given its declared MIME type.
+type ResourceCall = Arc<
+    dyn Fn(Context, ResourceRequest, Option<String>) -> crate::registry::ResourceFuture
+        + Send
+        + Sync,
+>;
+
+/// A resource or resource template made at run time: a URI (an RFC 6570 template when it has
+/// variables), a name, a description, a MIME type, and an async closure that reads it. A
+/// template's variables reach the closure in the [`ResourceRequest`]; a URI that matches no
+/// resource is "resource not found" before any closure runs.
+///
+/// ```
+/// use mcp_runtime::prelude::*;
+/// use mcp_runtime::{DynamicResource, ResourceRequest};
+///
+/// let page = DynamicResource::new(
+///     "wiki://{title}",
+///     "page",
+///     "A wiki page, by title.",
+///     |_ctx: Context, request: ResourceRequest| async move {
+///         let title: String = request.variables.required("title")?;
+///         Ok::<_, mcp_runtime::protocol::RpcError>(format!("# {title}"))
+///     },
+/// )
+/// .mime_type("text/markdown");
+/// let server = mcp_runtime::server!().auto_register(false).dynamic_resource(page).build().unwrap();
+/// # let _ = server;
+/// ```
+#[derive(Clone)]
+pub struct DynamicResource {
+    uri: String,
+    name: String,
+    description: String,
+    mime_type: Option<String>,
+    call: ResourceCall,
+}
+
+impl DynamicResource {
+    /// A resource at `uri` (or a template, when `uri` has variables), read by `call` (any
+    /// resource contents: text, bytes, `Json<T>`, a `Result` of them).
+    pub fn new<F, Fut, R>(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        call: F,
+    ) -> DynamicResource
+    where
+        F: Fn(Context, ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceContents,
+    {
+        let call: ResourceCall = Arc::new(move |ctx, request: ResourceRequest, mime| {
+            let uri = request.uri.clone();
+            let call = call(ctx, request);
+            Box::pin(async move {
+                call.await
+                    .into_contents(&uri, mime.as_deref().or(R::MIME_TYPE))
+            })
+        });
+        DynamicResource {
+            uri: uri.into(),
+            name: name.into(),
+            description: description.into(),
+            mime_type: None,
+            call,
+        }
+    }
+
+    /// The MIME type its contents have.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> DynamicResource {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// The resource's catalogue entry (its URI template checked).
+    pub(crate) fn build(&self) -> Result<CatalogueResource, CatalogueError> {
+        static MADE: OnceLock<Mutex<HashMap<String, &'static ResourceDescriptor>>> =
+            OnceLock::new();
+        let key =
+            serde_json::json!([self.uri, self.name, self.description, self.mime_type]).to_string();
+        let descriptor = *MADE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_insert_with(|| {
+                Box::leak(Box::new(ResourceDescriptor {
+                    uri: leak(&self.uri),
+                    name: leak(&self.name),
+                    title: None,
+                    description: Some(leak(&self.description)),
+                    mime_type: self.mime_type.as_deref().map(leak),
+                    size: None,
+                    audience: &[],
+                    priority: None,
+                    last_modified: None,
+                    cache: None,
+                    icons: &[],
+                    meta: None,
+                    completions: &[],
+                    read: |_, _| {
+                        Box::pin(std::future::ready(Err(RpcError::internal("not callable"))))
+                    },
+                    list: None,
+                    states: &[],
+                    location: MADE_AT_RUN_TIME,
+                }))
+            });
+        let call = Arc::clone(&self.call);
+        let mime = self.mime_type.clone();
+        let handler: DynamicResourceHandler =
+            Arc::new(move |ctx, request| call(ctx, request, mime.clone()));
+        let mut built = CatalogueResource::build(descriptor)?;
+        built.handler = Some(handler);
+        Ok(built)
+    }
+}
+
+impl std::fmt::Debug for DynamicResource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicResource")
+            .field("uri", &self.uri)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
 }

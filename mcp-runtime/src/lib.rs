@@ -73,7 +73,7 @@ pub use context::{
     SamplingTool, SessionData, SessionError,
 };
 #[cfg(feature = "dynamic")]
-pub use dynamic::DynamicTool;
+pub use dynamic::{DynamicPrompt, DynamicResource, DynamicTool, PromptArgument};
 pub use error::{Error, Result};
 pub use fence::{
     FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind, PathRefused,
@@ -148,6 +148,8 @@ mod book {
         #[cfg(feature = "http")]
         StateAndSessions = "book/src/state-and-sessions.md";
         Middleware = "book/src/middleware.md";
+        #[cfg(feature = "dynamic")]
+        Dynamic = "book/src/dynamic.md";
         ClientRequests = "book/src/client-requests.md";
         Tasks = "book/src/tasks.md";
         Changes = "book/src/changes.md";

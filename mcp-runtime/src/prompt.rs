@@ -178,6 +178,20 @@ impl PromptArguments {
         Ok(PromptArguments { values })
     }
 
+    /// The names of the arguments given with text (not `null`, not empty).
+    pub fn given(&self) -> impl Iterator<Item = &str> {
+        self.values
+            .iter()
+            .filter(|(_, v)| v.as_deref().is_some_and(|t| !t.is_empty()))
+            .map(|(k, _)| k.as_str())
+    }
+
+    /// Every name the client sent, given or left out.
+    #[cfg(feature = "dynamic")]
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().map(String::as_str)
+    }
+
     /// A required argument, parsed with `FromStr`; missing or unparsable is `-32602` naming it.
     pub fn required<T: FromStr<Err: fmt::Display>>(&self, name: &str) -> Result<T, RpcError> {
         self.required_with(name, str::parse)

@@ -26,17 +26,21 @@ use crate::state::States;
 use crate::uri_template::UriVariables;
 
 pub(crate) use prompt::CataloguePrompt;
+#[cfg(feature = "dynamic")]
+pub(crate) use prompt::DynamicPromptHandler;
 pub use prompt::{Prompt, PromptArgumentDescriptor, PromptDescriptor, PromptEntry, PromptFuture};
 pub(crate) use resource::CatalogueResource;
+#[cfg(feature = "dynamic")]
+pub(crate) use resource::DynamicResourceHandler;
 pub use resource::{
     ResourceDescriptor, ResourceEntry, ResourceFuture, ResourceItem, ResourceLister,
     ResourceRequest,
 };
 pub(crate) use tool::CatalogueTool;
-pub use tool::{Arguments, Tool, ToolDescriptor, ToolEntry, ToolFuture};
 #[cfg(feature = "dynamic")]
 pub(crate) use tool::DynamicHandler;
 pub(crate) use tool::strip_position;
+pub use tool::{Arguments, Tool, ToolDescriptor, ToolEntry, ToolFuture};
 
 /// Where an item was defined, for error messages about duplicates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,13 +314,19 @@ macro_rules! catalogue_item {
 
 impl CataloguePrompt {
     fn identity_of(&self) -> usize {
-        std::ptr::from_ref(self.descriptor) as usize
+        match &self.handler {
+            Some(handler) => std::sync::Arc::as_ptr(handler).cast::<()>() as usize,
+            None => std::ptr::from_ref(self.descriptor) as usize,
+        }
     }
 }
 
 impl CatalogueResource {
     fn identity_of(&self) -> usize {
-        std::ptr::from_ref(self.descriptor) as usize
+        match &self.handler {
+            Some(handler) => std::sync::Arc::as_ptr(handler).cast::<()>() as usize,
+            None => std::ptr::from_ref(self.descriptor) as usize,
+        }
     }
 }
 

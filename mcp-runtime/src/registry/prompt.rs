@@ -76,8 +76,14 @@ macro_rules! prompts {
     };
 }
 
+/// The get of a prompt made at run time.
+pub(crate) type DynamicPromptHandler =
+    std::sync::Arc<dyn Fn(Context, PromptArguments) -> PromptFuture + Send + Sync>;
+
 pub(crate) struct CataloguePrompt {
     pub descriptor: &'static PromptDescriptor,
+    /// The get of a prompt made at run time, which its descriptor cannot hold.
+    pub handler: Option<DynamicPromptHandler>,
     wire: [Box<RawValue>; 4],
 }
 
@@ -86,6 +92,7 @@ impl CataloguePrompt {
         let meta = parse_meta(d.meta, d.name, d.location)?;
         Ok(CataloguePrompt {
             descriptor: d,
+            handler: None,
             wire: wire_per_version(|v| prompt_wire(d, meta.as_ref(), v)),
         })
     }

@@ -95,8 +95,14 @@ macro_rules! resources {
     };
 }
 
+/// The read of a resource made at run time.
+pub(crate) type DynamicResourceHandler =
+    std::sync::Arc<dyn Fn(Context, ResourceRequest) -> ResourceFuture + Send + Sync>;
+
 pub(crate) struct CatalogueResource {
     pub descriptor: &'static ResourceDescriptor,
+    /// The read of a resource made at run time, which its descriptor cannot hold.
+    pub handler: Option<DynamicResourceHandler>,
     pub template: UriTemplate,
     wire: [Box<RawValue>; 4],
 }
@@ -115,6 +121,7 @@ impl CatalogueResource {
         let is_template = !template.is_static();
         Ok(CatalogueResource {
             descriptor: d,
+            handler: None,
             wire: wire_per_version(|v| resource_wire(d, is_template, meta.as_ref(), v)),
             template,
         })

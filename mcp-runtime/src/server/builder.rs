@@ -70,6 +70,10 @@ pub struct ServerBuilder {
     skills: Option<crate::Skills>,
     #[cfg(feature = "dynamic")]
     dynamic_tools: Vec<crate::DynamicTool>,
+    #[cfg(feature = "dynamic")]
+    dynamic_prompts: Vec<crate::DynamicPrompt>,
+    #[cfg(feature = "dynamic")]
+    dynamic_resources: Vec<crate::DynamicResource>,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -107,6 +111,10 @@ impl Server {
             skills: None,
             #[cfg(feature = "dynamic")]
             dynamic_tools: Vec::new(),
+            #[cfg(feature = "dynamic")]
+            dynamic_prompts: Vec::new(),
+            #[cfg(feature = "dynamic")]
+            dynamic_resources: Vec::new(),
         }
     }
 }
@@ -586,6 +594,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a prompt made at run time (feature `dynamic`; see
+    /// [`DynamicPrompt`](crate::DynamicPrompt)).
+    #[cfg(feature = "dynamic")]
+    pub fn dynamic_prompt(mut self, prompt: crate::DynamicPrompt) -> Self {
+        self.dynamic_prompts.push(prompt);
+        self
+    }
+
+    /// Adds a resource or resource template made at run time (feature `dynamic`; see
+    /// [`DynamicResource`](crate::DynamicResource)). Its URI template is checked when the
+    /// server is built.
+    #[cfg(feature = "dynamic")]
+    pub fn dynamic_resource(mut self, resource: crate::DynamicResource) -> Self {
+        self.dynamic_resources.push(resource);
+        self
+    }
+
     /// Serves Agent Skills as the `io.modelcontextprotocol/skills` extension (see
     /// [`Skills`](crate::Skills)): `skills/list`, `skills/get`, `resources/directory/read`,
     /// and each file as a `skill://` resource. Skills that break the extension's rules fail
@@ -687,6 +712,18 @@ impl ServerBuilder {
                 .map(|tool| tool.build(&profile))
                 .collect::<Result<Vec<_>, _>>()?;
             items.tools.add(built)?;
+            let prompts = self
+                .dynamic_prompts
+                .iter()
+                .map(crate::DynamicPrompt::build)
+                .collect::<Result<Vec<_>, _>>()?;
+            let resources = self
+                .dynamic_resources
+                .iter()
+                .map(crate::DynamicResource::build)
+                .collect::<Result<Vec<_>, _>>()?;
+            items.prompts.add(prompts)?;
+            items.resources.add(resources)?;
         }
         items
             .prompts

@@ -74,6 +74,31 @@ impl Server {
             .map(drop)
     }
 
+    /// Adds a prompt made at run time (feature `dynamic`); clients hear
+    /// `notifications/prompts/list_changed`.
+    #[cfg(feature = "dynamic")]
+    pub fn add_dynamic_prompt(&self, prompt: crate::DynamicPrompt) -> Result<(), CatalogueError> {
+        let built = prompt.build()?;
+        self.change(PROMPTS, |items| {
+            items.prompts.add(vec![built]).map(|()| true)
+        })
+        .map(drop)
+    }
+
+    /// Adds a resource or template made at run time (feature `dynamic`); clients hear
+    /// `notifications/resources/list_changed`.
+    #[cfg(feature = "dynamic")]
+    pub fn add_dynamic_resource(
+        &self,
+        resource: crate::DynamicResource,
+    ) -> Result<(), CatalogueError> {
+        let built = resource.build()?;
+        self.change(RESOURCES, |items| {
+            items.resources.add(vec![built]).map(|()| true)
+        })
+        .map(drop)
+    }
+
     /// Removes a tool; returns whether it was there.
     pub fn remove_tool(&self, name: &str) -> bool {
         self.change(TOOLS, |items| Ok(items.tools.remove(name)))

@@ -314,24 +314,23 @@ impl Server {
         let descriptor = prompt.descriptor;
         let arguments = PromptArguments::from_json(p.arguments.unwrap_or_default())?;
         let (ctx, cancel) = req.begin(p.meta)?;
-        Ok(req.run(
-            cancel,
-            (descriptor.get)(ctx, arguments),
-            None,
-            move |outcome| {
-                let mut result = outcome.map_err(|panic| {
-                    tracing::error!(prompt = descriptor.name, panic, "prompt panicked");
-                    RpcError::internal(format!(
-                        "prompt `{}` failed with an internal error",
-                        descriptor.name
-                    ))
-                })??;
-                for message in &mut result.messages {
-                    shape_content(&mut message.content, version);
-                }
-                serde_json::to_string(&result).map_err(|e| RpcError::internal(e.to_string()))
-            },
-        ))
+        let get = match &prompt.handler {
+            Some(handler) => handler(ctx, arguments),
+            None => (descriptor.get)(ctx, arguments),
+        };
+        Ok(req.run(cancel, get, None, move |outcome| {
+            let mut result = outcome.map_err(|panic| {
+                tracing::error!(prompt = descriptor.name, panic, "prompt panicked");
+                RpcError::internal(format!(
+                    "prompt `{}` failed with an internal error",
+                    descriptor.name
+                ))
+            })??;
+            for message in &mut result.messages {
+                shape_content(&mut message.content, version);
+            }
+            serde_json::to_string(&result).map_err(|e| RpcError::internal(e.to_string()))
+        }))
     }
 
     /// `resources/read`: the resource or template the URI names, read by its function.
@@ -362,13 +361,14 @@ impl Server {
                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .collect(),
         );
-        let read = (descriptor.read)(
-            ctx,
-            ResourceRequest {
-                uri: p.uri,
-                variables,
-            },
-        );
+        let request = ResourceRequest {
+            uri: p.uri,
+            variables,
+        };
+        let read = match &resource.handler {
+            Some(handler) => handler(ctx, request),
+            None => (descriptor.read)(ctx, request),
+        };
         Ok(req.run(cancel, read, cache, move |outcome| {
             let contents = outcome.map_err(|panic| {
                 tracing::error!(resource = descriptor.uri, panic, "resource panicked");
