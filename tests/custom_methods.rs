@@ -291,6 +291,48 @@ async fn skills_from_a_folder_are_listed_fetched_browsed_and_read() {
         init["capabilities"]["experimental"]["io.modelcontextprotocol/skills"],
         json!({"directoryRead": true})
     );
+    // A skill hidden from a request (here by a layer) is not there for it at all.
+    let hiding = mcp_runtime::server!()
+        .auto_register(false)
+        .skills(mcp_runtime::Skills::from_dir(&root).unwrap())
+        .layer(from_fn(|mut request: McpRequest, next: Next| {
+            request.hide_resource("skill://greeting/SKILL.md");
+            next.run(request)
+        }))
+        .build()
+        .unwrap();
+    let hidden = connected(&hiding).await;
+    let listed = hidden.request("skills/list", json!({})).await.unwrap();
+    assert_eq!(listed["skills"], json!([]));
+    let refused = hidden
+        .request("skills/get", json!({"uri": "skill://greeting/SKILL.md"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, -32602);
+    let refused = hidden
+        .request(
+            "resources/read",
+            json!({"uri": "skill://greeting/SKILL.md"}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, -32002);
+    let listed = hidden.request("resources/list", json!({})).await.unwrap();
+    assert_eq!(listed["resources"], json!([]));
+    // Hidden files are no part of a skill.
+    std::fs::write(root.join("greeting/.env"), "SECRET=1").unwrap();
+    let skills = mcp_runtime::Skills::from_dir(&root).unwrap();
+    let server_with_dotfile = mcp_runtime::server!()
+        .auto_register(false)
+        .skills(skills)
+        .build()
+        .unwrap();
+    let client_two = connected(&server_with_dotfile).await;
+    let refused = client_two
+        .request("resources/read", json!({"uri": "skill://greeting/.env"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, -32002);
     // A server without skills has none of the methods.
     let plain = connected(&builder(&Arc::default()).build().unwrap()).await;
     assert_eq!(

@@ -433,6 +433,9 @@ async fn timing_counts_each_method_and_its_errors() {
         .await
         .unwrap();
     client.call_tool("nope", json!({})).await.unwrap_err();
+    // A notification of a name the server does not know is counted, not named.
+    client.notify(&"x".repeat(10_000), json!({})).await;
+    client.request("ping", json!({})).await.unwrap();
     let calls = timing
         .snapshot()
         .into_iter()
@@ -444,7 +447,13 @@ async fn timing_counts_each_method_and_its_errors() {
     let methods: Vec<String> = timing.snapshot().into_iter().map(|m| m.method).collect();
     assert_eq!(
         methods,
-        ["initialize", "notifications/initialized", "tools/call"]
+        [
+            "(unknown notification)",
+            "initialize",
+            "notifications/initialized",
+            "ping",
+            "tools/call"
+        ]
     );
 }
 

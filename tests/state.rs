@@ -589,3 +589,47 @@ async fn a_stateless_request_has_no_session_and_is_told_so() {
         "{message}"
     );
 }
+
+/// A pair that is its own tools' argument and result.
+#[derive(
+    Clone,
+    mcp_runtime::serde::Serialize,
+    mcp_runtime::serde::Deserialize,
+    mcp_runtime::schemars::JsonSchema,
+)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct Pair {
+    left: i64,
+    right: i64,
+}
+
+#[toolbox]
+impl Pair {
+    /// Add this pair to another, field by field.
+    #[tool]
+    fn plus(&self, other: Self) -> Json<Self> {
+        Json(Pair {
+            left: self.left + other.left,
+            right: self.right + other.right,
+        })
+    }
+}
+
+#[mcp_runtime::test]
+async fn a_toolbox_method_may_name_its_own_type_as_self() {
+    let server = mcp_runtime::server!()
+        .auto_register(false)
+        .toolbox(Pair { left: 1, right: 2 })
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let result = client
+        .call_tool("plus", json!({"other": {"left": 10, "right": 20}}))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"left": 11, "right": 22}))
+    );
+}

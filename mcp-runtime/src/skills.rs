@@ -55,14 +55,19 @@ impl Skills {
     }
 
     /// Every skill under `root`: each folder directly under it is one skill, holding its
-    /// `SKILL.md` and every file beneath it (symbolic links are not followed). A file
-    /// directly in `root`, or a folder without a `SKILL.md`, fails the server's build.
+    /// `SKILL.md` and every file beneath it (symbolic links are not followed, and hidden
+    /// files and folders, whose names begin with `.`, are left out). A file directly in
+    /// `root`, or a folder without a `SKILL.md`, fails the server's build.
     pub fn from_dir(root: impl AsRef<Path>) -> std::io::Result<Skills> {
         fn walk(dir: &Path, prefix: &str, skills: &mut Skills) -> std::io::Result<()> {
             let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
             entries.sort_by_key(std::fs::DirEntry::file_name);
             for entry in entries {
                 let name = entry.file_name().to_string_lossy().into_owned();
+                // Hidden files (`.git`, `.env`, `.DS_Store`) are no part of a skill.
+                if name.starts_with('.') {
+                    continue;
+                }
                 let path = if prefix.is_empty() {
                     name
                 } else {

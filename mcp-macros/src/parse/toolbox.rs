@@ -91,7 +91,15 @@ pub(crate) fn parse(
             sig: method.sig.clone(),
             block: Box::new(method.block.clone()),
         };
-        let model = tool::parse(cx, args, func, Some(&self_ty));
+        let mut model = tool::parse(cx, args, func, Some(&self_ty));
+        // The tool's shims are outside the `impl` block, where `Self` means nothing: its
+        // argument and return types name the toolbox's type instead.
+        for param in &mut model.params {
+            param.ty = without_self(&param.ty, &self_ty);
+        }
+        if let Some(ty) = &model.return_type {
+            model.return_type = Some(without_self(ty, &self_ty));
+        }
         // The parameters' doc comments and attributes are the tool's; rustc takes the rest.
         method.sig = model.func.sig.clone();
         tools.push(model);
@@ -108,4 +116,28 @@ pub(crate) fn parse(
 /// `#[name]`, `#[name(…)]`, or a path ending in it (`#[mcp_runtime::tool]`).
 fn is_attr(attr: &syn::Attribute, name: &str) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == name)
+}
+
+/// `ty` with every `Self` replaced by the toolbox's type.
+fn without_self(ty: &syn::Type, owner: &syn::Type) -> syn::Type {
+    fn replace(
+        tokens: proc_macro2::TokenStream,
+        owner: &proc_macro2::TokenStream,
+    ) -> proc_macro2::TokenStream {
+        tokens
+            .into_iter()
+            .flat_map(|token| match token {
+                proc_macro2::TokenTree::Ident(ident) if ident == "Self" => owner.clone(),
+                proc_macro2::TokenTree::Group(group) => {
+                    let mut inner =
+                        proc_macro2::Group::new(group.delimiter(), replace(group.stream(), owner));
+                    inner.set_span(group.span());
+                    proc_macro2::TokenTree::Group(inner).into()
+                }
+                other => other.into(),
+            })
+            .collect()
+    }
+    let replaced = replace(ty.to_token_stream(), &owner.to_token_stream());
+    syn::parse2(replaced).unwrap_or_else(|_| ty.clone())
 }

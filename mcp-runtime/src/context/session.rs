@@ -141,7 +141,9 @@ impl SessionData {
     }
 
     /// Changes the value of type `T` (its `Default` when there is none) in one step, so two
-    /// calls of the same session at once lose neither change; returns what `change` returns.
+    /// calls of the same session at once in one process lose neither change; returns what
+    /// `change` returns. `change` runs with the session's store locked: it must not use the
+    /// session itself. Between replicas sharing sessions, the last write of the record wins.
     pub fn update<T, R>(&self, change: impl FnOnce(&mut T) -> R) -> Result<R, SessionError>
     where
         T: Serialize + DeserializeOwned + Default + 'static,

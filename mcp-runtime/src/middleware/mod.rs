@@ -143,6 +143,8 @@ pub struct McpRequest {
     pub(crate) connection: Option<u64>,
     pub(crate) client: Option<Implementation>,
     pub(crate) stateless: bool,
+    /// Whether the server knows the method (a notification may name anything).
+    pub(crate) known: bool,
     /// What the layers hid from this request.
     pub(crate) hidden: SessionVisibility,
 }
@@ -203,6 +205,13 @@ impl McpRequest {
     /// `_meta`).
     pub fn client_info(&self) -> Option<&Implementation> {
         self.client.as_ref()
+    }
+
+    /// Whether the server knows the method: always for a request (one it does not know is
+    /// refused before the layers); for a notification, whether it is MCP's or one the server
+    /// handles (`ServerBuilder::on_notification`). The server ignores the others.
+    pub fn is_known(&self) -> bool {
+        self.known
     }
 
     /// Whether the request is of the stateless era (2026-07-28).

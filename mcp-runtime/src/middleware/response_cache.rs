@@ -8,14 +8,18 @@ use serde_json::Value;
 
 use super::{Layer, LayerFuture, McpRequest, Next};
 
+/// The largest result kept, in bytes of JSON.
+const MAX_KEPT_BYTES: usize = 256 * 1024;
+
 /// Keeps the result of a `tools/call` of a tool annotated `read_only` (or `idempotent`
 /// without side effects: `#[tool(annotations(read_only))]`), by caller, tool and
 /// arguments, for `ttl`; the same call within that time is answered from the cache without
 /// running the tool. Tool errors, calls that became tasks and multi round-trip requests are
-/// never kept. The cache holds at most `capacity` results, forgetting the oldest first.
-/// Results are kept per caller ([`McpRequest::caller_key`]: the token's subject, else the
-/// session), so no caller is answered with another's result; requests without a session or
-/// authentication are not cached.
+/// never kept, nor results over 256 KiB. The cache holds at most `capacity` results,
+/// forgetting the oldest first. Results are kept per caller ([`McpRequest::caller_key`]) and
+/// per session, so no caller — and no other session of the same caller, which may see
+/// other tools or speak another revision — is answered with another's result; requests
+/// without a session or authentication are not cached.
 ///
 /// ```
 /// use std::time::Duration;
@@ -88,9 +92,20 @@ impl ResponseCache {
         if !side_effect_free {
             return None;
         }
+        // What an inner layer hid changes what the call may do: such calls are not kept.
+        if !request.hidden.is_empty() {
+            return None;
+        }
+        // Kept per caller and per session: a session sees its own visibility and store, and
+        // speaks its own revision, so no other session is answered with its results.
         let caller = request.caller_key()?;
+        let session = request
+            .session_id()
+            .map(str::to_owned)
+            .or_else(|| request.connection.map(|c| c.to_string()))
+            .unwrap_or_default();
         let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-        Some(format!("{caller}\u{0}{name}\u{0}{arguments}"))
+        Some(format!("{caller}\u{0}{session}\u{0}{name}\u{0}{arguments}"))
     }
 
     fn get(&self, key: &str) -> Option<Value> {
@@ -135,7 +150,9 @@ impl Layer for ResponseCache {
             let complete = result.get("resultType").is_none_or(|t| t == "complete");
             let failed = result.get("isError").is_some_and(|e| e == true);
             let task = result.get("task").is_some();
-            if complete && !failed && !task {
+            // A large result is not worth its memory: it is answered, not kept.
+            let small = || result.to_string().len() <= MAX_KEPT_BYTES;
+            if complete && !failed && !task && small() {
                 self.put(key, result.clone());
             }
             Ok(result)

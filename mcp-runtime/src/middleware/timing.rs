@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use super::{Layer, LayerFuture, McpRequest, Next};
 
+/// Where [`Timing`] counts the notifications the server does not know.
+pub const UNKNOWN: &str = "(unknown notification)";
+
 /// Records how long each method takes to answer, from this layer down (the layers below it
 /// and the handler), and how many ended in an error. Clones share their records: keep one
 /// to read them.
@@ -81,7 +84,7 @@ impl Timing {
 
     fn record(&self, method: &str, took: Duration, failed: bool) {
         let mut records = self.records.lock().unwrap_or_else(|p| p.into_inner());
-        // Only methods the server knows reach a layer, so the map stays small.
+        // Only methods the server knows are recorded by name, so the map stays small.
         let record = records
             .entry(method.to_owned())
             .or_insert_with(|| MethodTiming {
@@ -103,7 +106,13 @@ impl Timing {
 impl Layer for Timing {
     fn handle<'a>(&'a self, request: McpRequest, next: Next) -> LayerFuture<'a> {
         Box::pin(async move {
-            let method = request.method().to_owned();
+            // A notification may name anything: those the server does not know are counted
+            // together, so no client can grow the records with names of its own.
+            let method = if request.is_known() {
+                request.method().to_owned()
+            } else {
+                UNKNOWN.to_owned()
+            };
             let started = Instant::now();
             let result = next.run(request).await;
             self.record(&method, started.elapsed(), result.is_err());

@@ -110,11 +110,23 @@ impl Server {
         self.inner.custom.methods.contains_key(name)
     }
 
-    /// Handles a notification of the server's own; false when it has none of that name.
+    /// Whether the server handles a notification of this name of its own.
+    pub(super) fn has_custom_notification(&self, name: &str) -> bool {
+        self.inner.custom.notifications.contains_key(name)
+    }
+
+    /// Handles a notification of the server's own; false when it has none of that name. A
+    /// handler that panics is logged; the connection goes on.
     pub(super) fn custom_notification(&self, name: &str, params: Option<&RawValue>) -> bool {
         match self.inner.custom.notifications.get(name) {
             Some(handler) => {
-                handler(self, params);
+                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    handler(self, params);
+                }));
+                if let Err(panic) = handled {
+                    let panic = super::request::panic_message(&*panic);
+                    tracing::error!(notification = name, panic, "notification handler panicked");
+                }
                 true
             }
             None => false,

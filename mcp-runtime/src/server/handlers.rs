@@ -337,7 +337,7 @@ impl Server {
     pub(super) fn read_resource(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         let p: ReadResourceParams = req.params()?;
         // A skill's file (the skills extension).
-        if let Some(contents) = self.read_skill_file(&p.uri) {
+        if let Some(contents) = self.read_skill_file(req, &p.uri) {
             return Ok(req.answer(Ok(contents), Some(self.read_cache())));
         }
         let catalogue = self.catalogue_for(req.session, req.hidden);

@@ -127,7 +127,8 @@ impl Server {
         params: Option<&RawValue>,
         channel: &RequestChannel,
     ) -> Routed {
-        let request = self.mcp_request(session, method, params, None, channel, false);
+        let mut request = self.mcp_request(session, method, params, None, channel, false);
+        request.known = is_known_notification(method) || self.has_custom_notification(method);
         let (server, session) = (self.clone(), Arc::clone(session));
         let terminal: Terminal = Arc::new(move |request: McpRequest| {
             let params = raw_params(&request.params);
@@ -172,9 +173,22 @@ impl Server {
             connection: session.is_session().then(|| session.serial()),
             client: session.negotiated().map(|n| n.client_info.clone()),
             stateless,
+            known: true,
             hidden: Default::default(),
         }
     }
+}
+
+/// Whether MCP defines a notification a client sends.
+fn is_known_notification(method: &str) -> bool {
+    matches!(
+        method,
+        "notifications/initialized"
+            | "notifications/cancelled"
+            | "notifications/progress"
+            | "notifications/roots/list_changed"
+            | "notifications/tasks/status"
+    )
 }
 
 /// The parameters as the server reads them again.

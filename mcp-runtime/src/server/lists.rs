@@ -103,7 +103,7 @@ impl Server {
             .filter_map(|t| t.descriptor.list.map(|list| (t.descriptor.uri, list)))
             .collect();
         // The skills' `SKILL.md` files come after the server's own resources.
-        let skills = self.skill_resources();
+        let skills = self.skill_resources(req);
         if listers.is_empty() {
             let entries: Vec<&RawValue> = catalogue
                 .resources

@@ -19,6 +19,20 @@ struct UriParams {
 }
 
 impl Server {
+    /// Whether the request may see the skill `name`: neither its session's visibility nor
+    /// the layers hid its `SKILL.md` (by `disable_resource` / `hide_resource` of
+    /// `skill://<name>/SKILL.md`).
+    fn skill_visible(&self, req: &Request<'_>, name: &str) -> bool {
+        let manifest = format!("skill://{name}/SKILL.md");
+        let hidden_by = |visibility: &crate::session::SessionVisibility| {
+            visibility.resources.get(&manifest) == Some(&false)
+        };
+        if req.hidden.is_some_and(hidden_by) {
+            return false;
+        }
+        !(req.session.is_session() && hidden_by(req.session.data().visibility()))
+    }
+
     /// `skills/list`: every skill's entry, paginated like the other lists (an entry is never
     /// split across pages).
     pub(super) fn list_skills(&self, req: &Request<'_>) -> Result<String, RpcError> {
@@ -28,6 +42,7 @@ impl Server {
             .skills
             .skills
             .iter()
+            .filter(|s| self.skill_visible(req, &s.name))
             .map(|s| serde_json::value::to_raw_value(&s.entry).expect("JSON values serialise"))
             .collect();
         let entries: Vec<&RawValue> = entries.iter().map(AsRef::as_ref).collect();
@@ -42,9 +57,14 @@ impl Server {
     /// `skills/get`: one skill's entry, by the URI of its `SKILL.md`.
     pub(super) fn get_skill(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let p: UriParams = req.params()?;
-        let skill = self.inner.skills.by_manifest(&p.uri).ok_or_else(|| {
-            RpcError::invalid_params(format!("no skill is served at `{}`", p.uri))
-        })?;
+        let skill = self
+            .inner
+            .skills
+            .by_manifest(&p.uri)
+            .filter(|s| self.skill_visible(req, &s.name))
+            .ok_or_else(|| {
+                RpcError::invalid_params(format!("no skill is served at `{}`", p.uri))
+            })?;
         Ok(serde_json::json!({ "skill": skill.entry }).to_string())
     }
 
@@ -52,7 +72,12 @@ impl Server {
     /// within it), folders marked `inode/directory`; a URI that is no folder is `-32602`.
     pub(super) fn read_directory(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let p: UriParams = req.params()?;
-        match self.inner.skills.find(&p.uri) {
+        let found = self
+            .inner
+            .skills
+            .find(&p.uri)
+            .filter(|_| self.skill_visible(req, skill_name(&p.uri)));
+        match found {
             Some(Found::Directory(children)) => {
                 let children: Vec<Box<RawValue>> = children
                     .iter()
@@ -77,11 +102,14 @@ impl Server {
         }
     }
 
-    /// The contents of a skill's file, when `uri` names one.
-    pub(super) fn read_skill_file(&self, uri: &str) -> Option<String> {
+    /// The contents of a skill's file, when `uri` names one the request may see.
+    pub(super) fn read_skill_file(&self, req: &Request<'_>, uri: &str) -> Option<String> {
         let Some(Found::File { path, content }) = self.inner.skills.find(uri) else {
             return None;
         };
+        if !self.skill_visible(req, skill_name(uri)) {
+            return None;
+        }
         let mime = crate::skills::mime_type(path, content);
         let contents = match std::str::from_utf8(content) {
             Ok(text) if mime != "application/octet-stream" => {
@@ -96,16 +124,23 @@ impl Server {
         Some(serde_json::json!({ "contents": [contents] }).to_string())
     }
 
-    /// The `resources/list` entries of the skills' `SKILL.md` files.
-    pub(super) fn skill_resources(&self) -> Vec<Box<RawValue>> {
+    /// The `resources/list` entries of the `SKILL.md` files the request may see.
+    pub(super) fn skill_resources(&self, req: &Request<'_>) -> Vec<Box<RawValue>> {
         self.inner
             .skills
             .skills
             .iter()
+            .filter(|s| self.skill_visible(req, &s.name))
             .map(|s| {
                 serde_json::value::to_raw_value(&s.manifest_resource())
                     .expect("JSON values serialise")
             })
             .collect()
     }
+}
+
+/// The skill a `skill://` URI is in (its authority).
+fn skill_name(uri: &str) -> &str {
+    let rest = uri.strip_prefix("skill://").unwrap_or(uri);
+    rest.split('/').next().unwrap_or(rest)
 }

@@ -39,7 +39,7 @@ pub(crate) struct RequestChannel {
 
 /// The HTTP request that carried a message, as a handler sees it
 /// ([`Context::http_request`](crate::Context::http_request)): read-only, and without its
-/// `Authorization` header — the verified identity is [`Context::auth`](crate::Context::auth),
+/// `Authorization` and `Proxy-Authorization` headers — the verified identity is [`Context::auth`](crate::Context::auth),
 /// and a server never passes a client's token on (the MCP authorization rules forbid it).
 ///
 /// ```
@@ -57,7 +57,6 @@ pub(crate) struct RequestChannel {
 /// # fn main() {}
 /// ```
 #[cfg(feature = "http")]
-#[derive(Debug)]
 pub struct HttpRequest {
     method: axum::http::Method,
     uri: axum::http::Uri,
@@ -74,6 +73,7 @@ impl HttpRequest {
         peer: Option<std::net::SocketAddr>,
     ) -> Self {
         headers.remove(axum::http::header::AUTHORIZATION);
+        headers.remove(axum::http::header::PROXY_AUTHORIZATION);
         HttpRequest {
             method,
             uri,
@@ -97,7 +97,7 @@ impl HttpRequest {
         self.uri.path()
     }
 
-    /// The request's headers, but `Authorization`.
+    /// The request's headers, but `Authorization` and `Proxy-Authorization`.
     pub fn headers(&self) -> &axum::http::HeaderMap {
         &self.headers
     }
@@ -173,4 +173,18 @@ pub(crate) trait CallTask: Send + Sync {
         method: &'static str,
         params: Value,
     ) -> Pin<Box<dyn Future<Output = Result<Value, ClientError>> + Send + '_>>;
+}
+
+/// Header names only: values (cookies, keys of other services) stay out of logs.
+#[cfg(feature = "http")]
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.keys().map(|k| k.as_str()).collect();
+        f.debug_struct("HttpRequest")
+            .field("method", &self.method)
+            .field("path", &self.uri.path())
+            .field("headers", &names)
+            .field("peer", &self.peer)
+            .finish()
+    }
 }

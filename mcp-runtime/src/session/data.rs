@@ -148,9 +148,10 @@ impl Kept {
         changed
     }
 
-    /// What this replica wrote to the shared record.
+    /// What this replica wrote to the shared record (which later changes may already have
+    /// moved on from).
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn shared(&mut self) {
-        self.seen = Some((self.values.clone(), self.visibility.clone()));
+    pub(crate) fn shared(&mut self, values: &Map<String, Value>, visibility: &SessionVisibility) {
+        self.seen = Some((values.clone(), visibility.clone()));
     }
 }

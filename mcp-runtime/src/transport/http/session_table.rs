@@ -383,7 +383,10 @@ impl SessionTable {
         };
         let shared = store.put(&record, self.idle_timeout).await;
         match shared {
-            Ok(()) => session.session.data().shared(),
+            Ok(()) => session
+                .session
+                .data()
+                .shared(&record.store, &record.visibility),
             Err(_) => {
                 self.remove(&session.id);
             }
@@ -400,9 +403,25 @@ impl SessionTable {
         if before.as_ref() == Some(&after) {
             return;
         }
+        // A session ended while the request ran (its DELETE, here or on another replica) is
+        // not brought back by writing its record again.
+        if !self.map().by_id.contains_key(&session.id) {
+            return;
+        }
+        match store.get(&session.id, self.idle_timeout).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(%e, session = %session.id, "cannot share a session's state");
+                return;
+            }
+        }
         match store.put(&after, self.idle_timeout).await {
             Ok(()) => {
-                session.session.data().shared();
+                session
+                    .session
+                    .data()
+                    .shared(&after.store, &after.visibility);
                 self.server
                     .publish(crate::cluster::ClusterEvent::SessionChanged { record: after });
             }
