@@ -544,3 +544,78 @@ async fn a_policy_that_hides_what_it_denies_keeps_those_tools_out_of_the_list() 
         .unwrap();
     assert!(text(&refused).starts_with("permission denied: `write` may not be called (deny_list"));
 }
+
+#[mcp_runtime::test]
+async fn the_policy_and_the_audit_as_layers_do_what_the_built_in_ones_do() {
+    use mcp_runtime::middleware::AuditLayer;
+    use mcp_runtime::policy::Policy;
+    let policy = || {
+        Policy::new()
+            .deny_tools(["fus*"])
+            .check_async("quota", |call| async move {
+                if call.arguments["word"] == "spam" {
+                    return Err("the write quota is spent".to_owned());
+                }
+                Ok(())
+            })
+            .hide_denied()
+    };
+    let built_in_records = Arc::new(Records::default());
+    let built_in = builder()
+        .policy(policy())
+        .audit(Arc::clone(&built_in_records) as Arc<dyn mcp_runtime::audit::Audit>)
+        .build()
+        .unwrap();
+    let layered_records = Arc::new(Records::default());
+    let layered = builder()
+        .audit(Arc::new(Records::default()) as Arc<dyn mcp_runtime::audit::Audit>)
+        .layer(AuditLayer::new(
+            Arc::clone(&layered_records) as Arc<dyn mcp_runtime::audit::Audit>
+        ))
+        .layer(policy())
+        .build()
+        .unwrap();
+    let mut answers = Vec::new();
+    for server in [&built_in, &layered] {
+        let client = connected(server).await;
+        let names: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        let mut seen = vec![names.join(",")];
+        for (tool, arguments) in [
+            ("write", json!({"word": "spam"})),
+            ("fussy", json!({"word": "ok"})),
+            ("echo", json!({"text": "hi"})),
+            ("lookup", json!({"word": 7})),
+        ] {
+            let result = client.call_tool(tool, arguments).await.unwrap();
+            seen.push(format!("{}: {}", result.is_error, text(&result)));
+        }
+        answers.push(seen);
+    }
+    assert_eq!(answers[0], answers[1], "the same answers either way");
+    assert_eq!(answers[0][0], "echo,lookup,write");
+    let strip = |records: &Records| {
+        records
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(tool, outcome, stage)| format!("{tool} {outcome} {stage:?}"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&built_in_records), strip(&layered_records));
+    assert_eq!(
+        strip(&layered_records),
+        [
+            "write denied Some(\"quota\")",
+            "fussy denied Some(\"deny_list\")",
+            "echo ok None",
+            "lookup tool_error None",
+        ]
+    );
+}

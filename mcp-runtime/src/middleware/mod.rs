@@ -53,11 +53,13 @@
 //! # }
 //! ```
 
+mod builtin;
 mod rate_limit;
 mod response_cache;
 mod stack;
 mod timing;
 
+pub use builtin::AuditLayer;
 pub use rate_limit::RateLimit;
 pub use response_cache::ResponseCache;
 pub use stack::Next;

@@ -177,6 +177,11 @@ impl Server {
             .map(|t| t.descriptor.annotations)
     }
 
+    /// A tool's name as its descriptor holds it (for records that outlive the request).
+    pub(crate) fn tool_static_name(&self, name: &str) -> Option<&'static str> {
+        self.catalogue().tool(name).map(|t| t.descriptor.name)
+    }
+
     /// The limit on one incoming message, in bytes.
     pub fn max_message_bytes(&self) -> usize {
         self.inner.settings.max_message_bytes
