@@ -14,7 +14,8 @@ use crate::protocol::RpcError;
 pub const RATE_LIMITED: i32 = -32029;
 
 /// The most callers one limit keeps buckets for; past it, the buckets that are full again
-/// (whose callers have been quiet) are forgotten first.
+/// (whose callers have been quiet) are forgotten first, and then the half heard from
+/// longest ago (which start again with a full bucket).
 const MAX_CALLERS: usize = 100_000;
 
 /// A token bucket per caller (the token's subject, else the session; stateless requests
@@ -78,6 +79,14 @@ impl RateLimit {
         if buckets.len() >= MAX_CALLERS && !buckets.contains_key(caller) {
             let (burst, rate) = (inner.burst, inner.rate);
             buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * rate < burst);
+            // Still full (many callers at once): the half heard from longest ago go, so the
+            // map stays bounded and this scan is paid once per half of the callers at most.
+            if buckets.len() >= MAX_CALLERS {
+                let mut by_age: Vec<Instant> = buckets.values().map(|b| b.at).collect();
+                let (_, median, _) = by_age.select_nth_unstable(buckets.len() / 2);
+                let median = *median;
+                buckets.retain(|_, b| b.at > median);
+            }
         }
         let bucket = buckets.entry(caller.to_owned()).or_insert(Bucket {
             tokens: inner.burst,
@@ -122,5 +131,33 @@ impl Layer for RateLimit {
             Err(RpcError::new(RATE_LIMITED, message)
                 .with_data(json!({ "retryAfterMs": retry_after_ms })))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_refills_at_its_rate_and_the_map_stays_bounded() {
+        let limit = RateLimit::new(2, Duration::from_millis(50));
+        assert!(limit.take("a").is_ok());
+        assert!(limit.take("a").is_ok());
+        let wait = limit.take("a").unwrap_err();
+        assert!(wait <= Duration::from_millis(50), "{wait:?}");
+        assert!(
+            limit.take("b").is_ok(),
+            "each caller has a bucket of its own"
+        );
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(limit.take("a").is_ok(), "a token came back");
+
+        // Many callers at once, none of them quiet: the map never holds more than the cap.
+        let busy = RateLimit::new(1, Duration::from_secs(3600));
+        for i in 0..(MAX_CALLERS + 10) {
+            let _ = busy.take(&i.to_string());
+        }
+        let held = busy.inner.buckets.lock().unwrap().len();
+        assert!(held <= MAX_CALLERS, "{held}");
     }
 }
