@@ -201,3 +201,113 @@ fn the_rate_limit_counts_each_identity_apart_across_its_sessions() {
         "bob"
     );
 }
+
+#[test]
+fn an_item_whose_scopes_the_token_lacks_is_unlisted_and_asks_the_caller_to_step_up() {
+    let server = caller(&[(
+        "HTTP_AUTH_TOKENS",
+        "token-a:alice:mcp notes:read notes:write,token-b:bob:mcp",
+    )]);
+    let alice = Session::open_with(&server, "2025-11-25", json!({}), Some("token-a"));
+    let bob = Session::open_with(&server, "2025-11-25", json!({}), Some("token-b"));
+    let names = |session: &Session<'_>| -> Vec<String> {
+        session.request(1, "tools/list", json!({}))["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(names(&alice).contains(&"write_note".to_owned()));
+    assert!(
+        !names(&bob).contains(&"write_note".to_owned()),
+        "left out of bob's list"
+    );
+    let prompts = bob.request(2, "prompts/list", json!({}));
+    assert_eq!(prompts["result"]["prompts"], json!([]), "{prompts}");
+    let resources = alice.request(3, "resources/list", json!({}));
+    assert_eq!(
+        resources["result"]["resources"],
+        json!([]),
+        "alice is no admin"
+    );
+
+    // Alice's call goes through; Bob's is refused with the challenge to step up.
+    assert_eq!(
+        alice.call(4, "write_note", json!({"text": "x"}))["result"]["content"][0]["text"],
+        "wrote x"
+    );
+    let message = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                         "params": {"name": "write_note", "arguments": {"text": "x"}}});
+    let refused = bob.post(&message).send();
+    assert_eq!(refused.status, 403, "{refused:?}");
+    let challenge = refused.header("www-authenticate").unwrap().to_owned();
+    assert!(
+        challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"notes:write\", resource_metadata=\"http://"),
+        "{challenge}"
+    );
+    let body = refused.json();
+    assert_eq!(body["error"]["code"], -32031);
+    assert_eq!(body["error"]["data"]["scopes"], json!(["notes:write"]));
+    let read = alice
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 6, "method": "resources/read",
+                                  "params": {"uri": "caller://admin"}}),
+        )
+        .send();
+    assert_eq!(read.status, 403);
+    assert!(
+        read.header("www-authenticate")
+            .unwrap()
+            .contains("scope=\"admin\"")
+    );
+
+    // The stateless era is answered the same way.
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+    });
+    let refused = server
+        .request("POST", "/mcp")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "prompts/get")
+        .header("Mcp-Name", "read_notes")
+        .header("Authorization", "Bearer token-b")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get",
+                      "params": {"name": "read_notes", "_meta": meta}}))
+        .send();
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert!(
+        refused
+            .header("www-authenticate")
+            .unwrap()
+            .contains("scope=\"notes:read\"")
+    );
+
+    // The protected-resource metadata names every scope the items need.
+    let metadata = server
+        .request("GET", "/.well-known/oauth-protected-resource/mcp")
+        .send()
+        .json();
+    assert_eq!(
+        metadata["scopes_supported"],
+        json!(["admin", "notes:read", "notes:write"])
+    );
+}
+
+#[test]
+fn over_stdio_scopes_are_not_asked_for() {
+    let mut server = StdioServer::spawn(env!("CARGO_BIN_EXE_caller").as_ref());
+    server.initialize("2025-11-25");
+    server.request(
+        1,
+        "tools/call",
+        json!({"name": "write_note", "arguments": {"text": "y"}}),
+    );
+    assert_eq!(
+        server.response(1)["result"]["content"][0]["text"],
+        "wrote y"
+    );
+}

@@ -23,7 +23,9 @@ use crate::parse::Kind;
 ///
 /// Grammar: `#[tool]` or `#[tool(key = value, …)]` with the keys `name = "…"`, `title = "…"`,
 /// `description = "…"`, `args`, `icon(…)`, `meta = "{…}"`, `input_schema = function`,
-/// `schema_profile = "…"` (one of `default`, `anthropic`, `gemini`, `openai-strict`,
+/// `scopes("notes:write", …)` (the OAuth scopes a caller's token must grant; also on
+/// `#[prompt]` and `#[resource]`), `schema_profile = "…"` (one of `default`, `anthropic`,
+/// `gemini`, `openai-strict`,
 /// `draft-07`: the tool's schemas are always sent in that profile, whatever the client), and
 /// `annotations(read_only, destructive, idempotent, open_world)` (each flag alone means
 /// `true`; `flag = false` states the opposite). The

@@ -217,6 +217,7 @@ fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
             timeout: None,
             call: |_, _| Box::pin(std::future::ready(CallToolResult::error("not callable"))),
             states: &[],
+            scopes: &[],
             location: SourceLocation {
                 file: "(a tool made at run time)",
                 line: 0,
@@ -359,6 +360,7 @@ impl DynamicPrompt {
                         Box::pin(std::future::ready(Err(RpcError::internal("not callable"))))
                     },
                     states: &[],
+                    scopes: &[],
                     location: MADE_AT_RUN_TIME,
                 }))
             });
@@ -521,6 +523,7 @@ impl DynamicResource {
                     },
                     list: None,
                     states: &[],
+                    scopes: &[],
                     location: MADE_AT_RUN_TIME,
                 }))
             });

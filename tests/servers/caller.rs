@@ -1,6 +1,7 @@
 //! The caller server: tools that show a handler what it can learn of its caller, its request
-//! and its session, and that keep state in the session. Over stdio, or over Streamable HTTP
-//! with `--http ADDR`; with `HTTP_AUTH_TOKENS` (`token:subject,…`) every HTTP request needs
+//! and its session, and that keep state in the session, and items that need OAuth scopes.
+//! Over stdio, or over Streamable HTTP with `--http ADDR`; with `HTTP_AUTH_TOKENS`
+//! (`token:subject[:scope scope…],…`; the scopes default to `mcp`) every HTTP request needs
 //! one of those bearer tokens, and with `HTTP_STATELESS=1` the endpoint keeps no sessions.
 //! `RATE_LIMIT=N` puts a rate limit of N requests an hour per caller in front of everything.
 
@@ -62,6 +63,24 @@ fn unlock(ctx: Context) -> Result<bool, ToolError> {
     Ok(ctx.session()?.enable_tool("secret"))
 }
 
+/// Write a note (needs the scope `notes:write`).
+#[tool(scopes("notes:write"))]
+fn write_note(text: String) -> String {
+    format!("wrote {text}")
+}
+
+/// A prompt for readers (needs `notes:read`).
+#[prompt(scopes("notes:read"))]
+fn read_notes() -> String {
+    "read the notes".into()
+}
+
+/// The admin's page (needs `admin`).
+#[resource("caller://admin", scopes("admin"))]
+fn admin_page() -> String {
+    "for admins".into()
+}
+
 /// A tool the server offers to no one until a session unlocks it.
 #[tool]
 fn secret() -> &'static str {
@@ -88,9 +107,12 @@ async fn main() -> mcp_runtime::Result<()> {
             let mut options = HttpOptions::default();
             if let Ok(tokens) = std::env::var("HTTP_AUTH_TOKENS") {
                 let mut verifier = BearerTokens::new();
+                // `token:subject`, or `token:subject:scope scope…` (scopes may hold `:`).
                 for entry in tokens.split(',') {
-                    if let Some((token, subject)) = entry.split_once(':') {
-                        verifier = verifier.token(token, AuthInfo::new(subject).scopes(["mcp"]));
+                    let mut parts = entry.splitn(3, ':');
+                    if let (Some(token), Some(subject)) = (parts.next(), parts.next()) {
+                        let scopes = parts.next().unwrap_or("mcp").split(' ');
+                        verifier = verifier.token(token, AuthInfo::new(subject).scopes(scopes));
                     }
                 }
                 options = options.auth(verifier);

@@ -87,6 +87,7 @@ fn blank_fields(kind: Kind, name: &str) -> TokenStream {
                 timeout: #none,
                 call: |_, _| #never,
                 states: &[],
+                scopes: &[],
             }
         }
         Kind::Prompt => quote! {
@@ -99,6 +100,7 @@ fn blank_fields(kind: Kind, name: &str) -> TokenStream {
             completions: &[],
             get: |_, _| #never,
             states: &[],
+                scopes: &[],
         },
         Kind::Resource => quote! {
             uri: "",
@@ -117,6 +119,7 @@ fn blank_fields(kind: Kind, name: &str) -> TokenStream {
             read: |_, _| #never,
             list: #none,
             states: &[],
+                scopes: &[],
         },
     }
 }

@@ -171,6 +171,7 @@ struct CommonFields {
     description: TokenStream,
     icons: TokenStream,
     meta: TokenStream,
+    scopes: TokenStream,
 }
 
 impl CommonFields {
@@ -182,6 +183,10 @@ impl CommonFields {
             description: description(&common.description),
             icons: icons(&common.icons),
             meta: option(common.meta.as_ref()),
+            scopes: {
+                let scopes = &common.scopes;
+                quote!(&[#(#scopes),*])
+            },
         }
     }
 }

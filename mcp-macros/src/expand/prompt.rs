@@ -21,6 +21,7 @@ pub(super) fn expand(m: &PromptModel) -> TokenStream {
         description,
         icons,
         meta,
+        scopes,
     } = CommonFields::of(&m.common);
     let states = state_needs(m.params.iter().map(|p| &p.param), None);
     let mut shims = TokenStream::new();
@@ -69,6 +70,7 @@ pub(super) fn expand(m: &PromptModel) -> TokenStream {
             completions: #completions,
             get: __mcp_get,
             states: #states,
+            scopes: #scopes,
         },
         submit: true,
         emit_function: true,

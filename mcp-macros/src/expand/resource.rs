@@ -25,6 +25,7 @@ pub(super) fn expand(m: &ResourceModel) -> TokenStream {
         description,
         icons,
         meta,
+        scopes,
     } = CommonFields::of(&m.common);
     let mime = option(m.mime.as_ref());
     let size = option(m.size.as_ref());
@@ -97,6 +98,7 @@ pub(super) fn expand(m: &ResourceModel) -> TokenStream {
             read: __mcp_read,
             list: #list,
             states: #states,
+            scopes: #scopes,
         },
         submit: true,
         emit_function: true,

@@ -58,6 +58,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         description,
         icons,
         meta,
+        scopes,
     } = CommonFields::of(&m.common);
     let hint = option::<bool>;
     let (read_only, destructive, idempotent, open_world) = (
@@ -379,6 +380,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
             timeout: #timeout,
             call: __mcp_call,
             states: #states,
+            scopes: #scopes,
         },
         submit: m.owner.is_none(),
         emit_function: m.owner.is_none(),

@@ -58,6 +58,7 @@ pub(crate) struct CommonKeys<'c> {
     description: Attr<'c, syn::LitStr>,
     meta: Attr<'c, syn::LitStr>,
     icons: Vec<Icon>,
+    scopes: Vec<syn::LitStr>,
 }
 
 impl<'c> CommonKeys<'c> {
@@ -70,6 +71,7 @@ impl<'c> CommonKeys<'c> {
             description: Attr::none(cx, "description"),
             meta: Attr::none(cx, "meta"),
             icons: Vec::new(),
+            scopes: Vec::new(),
         }
     }
 
@@ -88,6 +90,10 @@ impl<'c> CommonKeys<'c> {
                 self.icons.extend(parse_icon(self.cx, meta)?);
                 return Ok(true);
             }
+            "scopes" => {
+                parse_scopes(self.cx, meta, &mut self.scopes)?;
+                return Ok(true);
+            }
             _ => return Ok(false),
         };
         slot.set_read(meta, string_value(self.cx, meta, example)?);
@@ -101,6 +107,7 @@ impl<'c> CommonKeys<'c> {
             description: self.description.get(),
             meta: self.meta.get(),
             icons: self.icons,
+            scopes: self.scopes,
         }
     }
 }
@@ -112,6 +119,7 @@ pub(crate) struct CommonAttr {
     pub description: Option<syn::LitStr>,
     pub meta: Option<syn::LitStr>,
     pub icons: Vec<Icon>,
+    pub scopes: Vec<syn::LitStr>,
 }
 
 /// What every item's descriptor has.
@@ -124,6 +132,8 @@ pub(crate) struct Common {
     pub icons: Vec<Icon>,
     /// `meta = "{…}"`: `_meta`, as the text of a JSON object.
     pub meta: Option<syn::LitStr>,
+    /// `scopes("notes:write", …)`: what a caller's token must grant.
+    pub scopes: Vec<String>,
 }
 
 impl Common {
@@ -137,8 +147,67 @@ impl Common {
             description: Description::new(attr.description, &func.attrs),
             icons: attr.icons,
             meta: attr.meta,
+            scopes: attr.scopes.iter().map(syn::LitStr::value).collect(),
         }
     }
+}
+
+const SCOPES_EXAMPLE: &str = "scopes(\"notes:read\", \"notes:write\")";
+
+/// Reads `scopes("a", "b")`: OAuth scope tokens (RFC 6749 §3.3: printable ASCII but space,
+/// `"` and `\\`), each once.
+fn parse_scopes(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    into: &mut Vec<syn::LitStr>,
+) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        let value = skip_value(meta)?;
+        let message = format!("`scopes` takes a list of scopes in parentheses: `{SCOPES_EXAMPLE}`");
+        if value.is_empty() {
+            cx.error_spanned_by(&meta.path, message);
+        } else {
+            cx.error_spanned_by(value, message);
+        }
+        return Ok(());
+    }
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let listed =
+        syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated(&content)?;
+    for expr in listed {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) = expr
+        else {
+            cx.error_spanned_by(
+                &expr,
+                format!("a scope is a string literal: `{SCOPES_EXAMPLE}`"),
+            );
+            continue;
+        };
+        let scope = lit.value();
+        let bad = scope
+            .chars()
+            .find(|c| !matches!(*c, '\u{21}' | '\u{23}'..='\u{5B}' | '\u{5D}'..='\u{7E}'));
+        if scope.is_empty() {
+            cx.error_spanned_by(&lit, "a scope cannot be empty");
+        } else if let Some(c) = bad {
+            cx.error_spanned_by(
+                &lit,
+                format!(
+                    "`{}` cannot be in an OAuth scope (printable ASCII but space, `\"` and `\\`); give several scopes as several strings",
+                    c.escape_default()
+                ),
+            );
+        } else if into.iter().any(|l| l.value() == scope) {
+            cx.error_spanned_by(&lit, format!("the scope `{scope}` is given twice"));
+        } else {
+            into.push(lit);
+        }
+    }
+    Ok(())
 }
 
 /// `icon(src = "…", mime = "…", sizes = "48x48 96x96")`.

@@ -10,7 +10,15 @@ use super::signature::{
 };
 use crate::ctxt::Ctxt;
 
-const KEYS: &[&str] = &["name", "title", "description", "complete", "icon", "meta"];
+const KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "complete",
+    "icon",
+    "meta",
+    "scopes",
+];
 const EXAMPLES: Examples = Examples {
     name: "code_review",
     title: "Code review",

@@ -31,6 +31,7 @@ const KEYS: &[&str] = &[
     "icon",
     "meta",
     "cache",
+    "scopes",
 ];
 const EXAMPLES: Examples = Examples {
     name: "table_ddl",

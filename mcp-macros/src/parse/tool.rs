@@ -25,6 +25,7 @@ const KEYS: &[&str] = &[
     "schema_profile",
     "task",
     "timeout",
+    "scopes",
 ];
 const EXAMPLES: Examples = Examples {
     name: "get_weather",

@@ -34,6 +34,10 @@ pub mod code {
     /// The server has too many requests of this client in flight (an implementation-defined
     /// server error, in JSON-RPC's reserved range).
     pub const SERVER_BUSY: i32 = -32000;
+    /// The caller's token lacks the OAuth scopes an item requires (over HTTP, also a 403
+    /// with `WWW-Authenticate: Bearer error="insufficient_scope"`); `data.scopes` names
+    /// the scopes needed.
+    pub const INSUFFICIENT_SCOPE: i32 = -32031;
 }
 
 /// A request id: a string or an integer, echoed exactly as the client sent it.

@@ -52,6 +52,9 @@ pub struct PromptDescriptor {
     /// The types of state the function takes (`State<T>` parameters, or the value of a
     /// `#[tools]` block); a server without one of them fails to build.
     pub states: &'static [crate::state::StateNeed],
+    /// The OAuth scopes a caller's token must grant (`scopes("notes:write")`); over HTTP a
+    /// caller without them is answered 403 `insufficient_scope`.
+    pub scopes: &'static [&'static str],
     /// Where the function is defined.
     pub location: SourceLocation,
 }

@@ -178,6 +178,7 @@ impl Server {
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
         let descriptor = tool.descriptor;
+        self.check_scopes(req, "tool", descriptor.name, descriptor.scopes)?;
         let caller = req.channel.auth.as_deref();
         let mut audit = AuditCall::begin(
             self.audit(),
@@ -312,6 +313,7 @@ impl Server {
                 .with_data(serde_json::json!({ "name": p.name }))
         })?;
         let descriptor = prompt.descriptor;
+        self.check_scopes(req, "prompt", descriptor.name, descriptor.scopes)?;
         let arguments = PromptArguments::from_json(p.arguments.unwrap_or_default())?;
         let (ctx, cancel) = req.begin(p.meta)?;
         let get = match &prompt.handler {
@@ -353,6 +355,7 @@ impl Server {
             }
         })?;
         let descriptor = resource.descriptor;
+        self.check_scopes(req, "resource", descriptor.uri, descriptor.scopes)?;
         let cache = Some(descriptor.cache.unwrap_or(self.read_cache()));
         let (ctx, cancel) = req.begin(p.meta)?;
         let variables = PromptArguments::new(

@@ -23,30 +23,14 @@ impl Server {
         } else {
             self.schema_slot(req.session)
         };
-        let denied = self.denied_tools(req);
-        let hidden = denied.as_ref().or(req.hidden);
+        let hidden = self.list_hidden(req);
+        let hidden = hidden.as_ref().or(req.hidden);
         self.list_tools_in(
             &self.catalogue_for(req.session, hidden),
             slot,
             req.version,
             req.params,
         )
-    }
-
-    /// What a policy that hides the tools it denies leaves out of this caller's list (with
-    /// what the layers hid), judged without arguments.
-    fn denied_tools(&self, req: &Request<'_>) -> Option<crate::session::SessionVisibility> {
-        let policy = self.policy().filter(|p| p.hides_denied())?;
-        let caller = req.channel.auth.as_deref();
-        let mut hidden = req.hidden.cloned().unwrap_or_default();
-        for tool in &self.catalogue_for(req.session, req.hidden).tools {
-            let d = tool.descriptor;
-            let call = crate::policy::CallRequest::new(d.name, &d.annotations, caller, None);
-            if policy.evaluate(&call).is_err() {
-                hidden.tools.insert(d.name.to_owned(), false);
-            }
-        }
-        Some(hidden)
     }
 
     fn list_tools_in(
@@ -67,7 +51,8 @@ impl Server {
 
     /// `prompts/list`.
     pub(super) fn list_prompts(&self, req: &Request<'_>) -> Result<String, RpcError> {
-        let catalogue = self.catalogue_for(req.session, req.hidden);
+        let hidden = self.list_hidden(req);
+        let catalogue = self.catalogue_for(req.session, hidden.as_ref().or(req.hidden));
         let entries: Vec<&RawValue> = catalogue
             .prompts
             .iter()
@@ -78,7 +63,8 @@ impl Server {
 
     /// `resources/templates/list`.
     pub(super) fn list_resource_templates(&self, req: &Request<'_>) -> Result<String, RpcError> {
-        let catalogue = self.catalogue_for(req.session, req.hidden);
+        let hidden = self.list_hidden(req);
+        let catalogue = self.catalogue_for(req.session, hidden.as_ref().or(req.hidden));
         let entries: Vec<&RawValue> = catalogue
             .templates
             .iter()
@@ -96,7 +82,8 @@ impl Server {
     ) -> Result<Routed, RpcError> {
         let p: ListParams = req.params()?;
         let version = req.version;
-        let catalogue = self.catalogue_for(req.session, req.hidden);
+        let hidden = self.list_hidden(req);
+        let catalogue = self.catalogue_for(req.session, hidden.as_ref().or(req.hidden));
         let listers: Vec<_> = catalogue
             .templates
             .iter()
@@ -268,6 +255,7 @@ mod tests {
         schema_profile: None,
         call: |_, _| Box::pin(async { CallToolResult::error("unused") }),
         states: &[],
+        scopes: &[],
         location: SourceLocation {
             file: file!(),
             line: line!(),

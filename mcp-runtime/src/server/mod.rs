@@ -15,6 +15,7 @@ mod lifecycle;
 mod listeners;
 mod lists;
 mod request;
+mod scopes;
 mod skills;
 pub(crate) mod stateless;
 mod subscriptions;

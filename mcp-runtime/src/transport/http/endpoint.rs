@@ -451,6 +451,10 @@ async fn respond(
     // request (400). A handler's error response is judged the same way.
     let answer = |frame: Vec<u8>| {
         state.server.trace_out(&frame);
+        // A caller without an item's scopes is asked to step up (both eras).
+        if let Some(refused) = super::security::insufficient_scope(state, headers, &frame) {
+            return refused;
+        }
         let status = admitted
             .stateless_era
             .then(|| stateless_error_status(&frame))

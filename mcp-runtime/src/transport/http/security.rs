@@ -228,9 +228,60 @@ impl Denial {
     }
 }
 
+/// The answer to a request refused for the scopes of the item it names (an
+/// `INSUFFICIENT_SCOPE` error frame): 403 with the challenge that asks the client to step up
+/// to those scopes, the JSON-RPC error as the body. `None` for any other frame.
+pub(crate) fn insufficient_scope(
+    state: &HttpState,
+    headers: &HeaderMap,
+    frame: &[u8],
+) -> Option<Response<Body>> {
+    // Only an error frame can be one; most frames are not looked into.
+    if !frame.windows(8).any(|w| w == b"\"error\":") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(frame).ok()?;
+    let error = value.get("error")?;
+    if error.get("code")?.as_i64()? != i64::from(crate::protocol::code::INSUFFICIENT_SCOPE) {
+        return None;
+    }
+    let scopes: Vec<&str> = error
+        .pointer("/data/scopes")?
+        .as_array()?
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    let scope = scopes.join(" ");
+    let metadata = metadata_url(state, headers);
+    let mut response = super::state::json_response(StatusCode::FORBIDDEN, frame.to_vec());
+    let value = challenge_value(&[
+        ("error", "insufficient_scope"),
+        ("scope", &scope),
+        ("resource_metadata", &metadata),
+    ]);
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    Some(response)
+}
+
 /// An error with a `WWW-Authenticate: Bearer` challenge whose parameters are quoted strings
 /// (RFC 9110 §11.2), escaped so no value can end its quotes early.
 fn challenge(status: StatusCode, params: &[(&str, &str)], message: &str) -> Refusal {
+    let value = challenge_value(params);
+    let mut response = json_error(status, message);
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    Box::new(response)
+}
+
+/// A `Bearer` challenge with these parameters, each a quoted string.
+fn challenge_value(params: &[(&str, &str)]) -> String {
     let mut value = String::from("Bearer");
     for (i, (name, text)) in params.iter().enumerate() {
         value.push_str(if i == 0 { " " } else { ", " });
@@ -244,13 +295,7 @@ fn challenge(status: StatusCode, params: &[(&str, &str)], message: &str) -> Refu
         }
         value.push('"');
     }
-    let mut response = json_error(status, message);
-    if let Ok(value) = HeaderValue::from_str(&value) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    Box::new(response)
+    value
 }
 
 /// `scheme://host` of this server, as configured or as the request names it (the `Host` is
@@ -279,6 +324,15 @@ fn metadata_url(state: &HttpState, headers: &HeaderMap) -> String {
     )
 }
 
+/// The scopes every token needs, and those the items need.
+fn scopes_supported(state: &HttpState) -> Vec<String> {
+    let mut scopes: Vec<String> = state.options.required_scopes.clone();
+    scopes.extend(state.server.item_scopes().into_iter().map(str::to_owned));
+    scopes.sort();
+    scopes.dedup();
+    scopes
+}
+
 /// RFC 9728 protected-resource metadata: where clients get tokens for this server. Served
 /// at the path-specific location and, for clients that only try it, at the bare one.
 pub(crate) async fn protected_resource_metadata(
@@ -289,7 +343,7 @@ pub(crate) async fn protected_resource_metadata(
     let metadata = serde_json::json!({
         "resource": format!("{base}{}", state.options.path),
         "authorization_servers": state.options.authorization_servers,
-        "scopes_supported": state.options.required_scopes,
+        "scopes_supported": scopes_supported(&state),
         "bearer_methods_supported": ["header"],
     });
     super::state::json_response(StatusCode::OK, metadata.to_string().into_bytes())

@@ -17,8 +17,8 @@ fn bump(counter: State<Counter>) -> u64 {
     counter.hits.fetch_add(1, Ordering::SeqCst)
 }
 
-/// Greets.
-#[tool]
+/// Greets, for those who may.
+#[tool(scopes("greet", "notes:read"))]
 async fn greet(ctx: Context, State(greeting): State<Greeting>, name: String) -> String {
     ctx.info("greeting").await;
     format!("{} {name}", greeting.text)
@@ -30,14 +30,14 @@ fn both(a: mcp_runtime::State<Counter>, b: State<Greeting>, #[default = 2] times
     format!("{} {}", a.hits.load(Ordering::SeqCst), b.text.repeat(times as usize))
 }
 
-/// A prompt with state.
-#[prompt]
+/// A prompt with state, for readers.
+#[prompt(scopes("notes:read"))]
 fn welcome(greeting: State<Greeting>, name: Option<String>) -> String {
     format!("{} {}", greeting.text, name.unwrap_or_default())
 }
 
 /// A resource with state.
-#[resource("greeting://{lang}")]
+#[resource("greeting://{lang}", scopes("admin"))]
 async fn greeting_in(greeting: State<Greeting>, lang: String) -> String {
     format!("{lang}: {}", greeting.text)
 }
