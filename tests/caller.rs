@@ -311,3 +311,23 @@ fn over_stdio_scopes_are_not_asked_for() {
         "wrote y"
     );
 }
+
+#[test]
+fn a_token_in_the_query_string_is_never_accepted() {
+    let server = caller(&[("HTTP_AUTH_TOKENS", TOKENS)]);
+    let refused = server
+        .request("POST", "/mcp?access_token=token-a")
+        .header("Accept", "application/json, text/event-stream")
+        .json(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+        .send();
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let challenge = refused.header("www-authenticate").unwrap();
+    assert!(
+        challenge.starts_with("Bearer resource_metadata=\"http://"),
+        "{challenge}"
+    );
+}
