@@ -43,6 +43,7 @@
 //! # }
 //! ```
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -193,16 +194,9 @@ impl std::fmt::Debug for DynamicTool {
 /// life of the process: adding the same tool again, or another with the same name,
 /// description and annotations, reuses it.
 fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
-    static MADE: OnceLock<Mutex<HashMap<String, &'static ToolDescriptor>>> = OnceLock::new();
-    let key =
-        serde_json::json!([tool.name, tool.title, tool.description, tool.annotations]).to_string();
-    let mut made = MADE
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    made.entry(key).or_insert_with(|| {
-        let leak = |text: &str| -> &'static str { Box::leak(text.to_owned().into_boxed_str()) };
-        Box::leak(Box::new(ToolDescriptor {
+    let key = serde_json::json!([tool.name, tool.title, tool.description, tool.annotations]);
+    made_once(key, || {
+        ToolDescriptor {
             name: leak(&tool.name),
             title: tool.title.as_deref().map(leak),
             description: Some(leak(&tool.description)),
@@ -218,15 +212,29 @@ fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
             call: |_, _| Box::pin(std::future::ready(CallToolResult::error("not callable"))),
             states: &[],
             scopes: &[],
-            location: SourceLocation {
-                file: "(a tool made at run time)",
-                line: 0,
-            },
-        }))
+            location: MADE_AT_RUN_TIME,
+        }
     })
 }
 
-/// Text made `'static` for a descriptor, once per distinct text (see [`descriptor`]).
+/// The descriptor made for `key` (each kind of descriptor keyed apart), made by `make` the
+/// first time and kept for the life of the process (see [`descriptor`]).
+fn made_once<D: Send + Sync + 'static>(key: Value, make: impl FnOnce() -> D) -> &'static D {
+    type Made = HashMap<(TypeId, String), &'static (dyn Any + Send + Sync)>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let mut made = MADE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let descriptor = *made
+        .entry((TypeId::of::<D>(), key.to_string()))
+        .or_insert_with(|| Box::leak(Box::new(make())));
+    descriptor
+        .downcast_ref::<D>()
+        .expect("each entry is of the type it is keyed by")
+}
+
+/// Text made `'static` for a descriptor (made once per distinct descriptor: [`made_once`]).
 fn leak(text: &str) -> &'static str {
     Box::leak(text.to_owned().into_boxed_str())
 }
@@ -322,7 +330,6 @@ impl DynamicPrompt {
 
     /// The prompt's catalogue entry.
     pub(crate) fn build(&self) -> Result<CataloguePrompt, CatalogueError> {
-        static MADE: OnceLock<Mutex<HashMap<String, &'static PromptDescriptor>>> = OnceLock::new();
         let key = serde_json::json!([
             self.name,
             self.description,
@@ -330,40 +337,32 @@ impl DynamicPrompt {
                 .iter()
                 .map(|a| (&a.name, &a.description, a.required))
                 .collect::<Vec<_>>()
-        ])
-        .to_string();
-        let descriptor = *MADE
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key)
-            .or_insert_with(|| {
-                let arguments: Vec<PromptArgumentDescriptor> = self
-                    .arguments
-                    .iter()
-                    .map(|a| PromptArgumentDescriptor {
-                        name: leak(&a.name),
-                        title: None,
-                        description: a.description.as_deref().map(leak),
-                        required: a.required,
-                    })
-                    .collect();
-                Box::leak(Box::new(PromptDescriptor {
-                    name: leak(&self.name),
+        ]);
+        let descriptor = made_once(key, || {
+            let arguments: Vec<PromptArgumentDescriptor> = self
+                .arguments
+                .iter()
+                .map(|a| PromptArgumentDescriptor {
+                    name: leak(&a.name),
                     title: None,
-                    description: Some(leak(&self.description)),
-                    arguments: Box::leak(arguments.into_boxed_slice()),
-                    icons: &[],
-                    meta: None,
-                    completions: &[],
-                    get: |_, _| {
-                        Box::pin(std::future::ready(Err(RpcError::internal("not callable"))))
-                    },
-                    states: &[],
-                    scopes: &[],
-                    location: MADE_AT_RUN_TIME,
-                }))
-            });
+                    description: a.description.as_deref().map(leak),
+                    required: a.required,
+                })
+                .collect();
+            PromptDescriptor {
+                name: leak(&self.name),
+                title: None,
+                description: Some(leak(&self.description)),
+                arguments: Box::leak(arguments.into_boxed_slice()),
+                icons: &[],
+                meta: None,
+                completions: &[],
+                get: |_, _| Box::pin(std::future::ready(Err(RpcError::internal("not callable")))),
+                states: &[],
+                scopes: &[],
+                location: MADE_AT_RUN_TIME,
+            }
+        });
         let call = Arc::clone(&self.call);
         let handler: DynamicPromptHandler = Arc::new(move |ctx, arguments| {
             if let Err(problem) = check_prompt_arguments(descriptor, &arguments) {
@@ -494,39 +493,27 @@ impl DynamicResource {
 
     /// The resource's catalogue entry (its URI template checked).
     pub(crate) fn build(&self) -> Result<CatalogueResource, CatalogueError> {
-        static MADE: OnceLock<Mutex<HashMap<String, &'static ResourceDescriptor>>> =
-            OnceLock::new();
-        let key =
-            serde_json::json!([self.uri, self.name, self.description, self.mime_type]).to_string();
-        let descriptor = *MADE
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key)
-            .or_insert_with(|| {
-                Box::leak(Box::new(ResourceDescriptor {
-                    uri: leak(&self.uri),
-                    name: leak(&self.name),
-                    title: None,
-                    description: Some(leak(&self.description)),
-                    mime_type: self.mime_type.as_deref().map(leak),
-                    size: None,
-                    audience: &[],
-                    priority: None,
-                    last_modified: None,
-                    cache: None,
-                    icons: &[],
-                    meta: None,
-                    completions: &[],
-                    read: |_, _| {
-                        Box::pin(std::future::ready(Err(RpcError::internal("not callable"))))
-                    },
-                    list: None,
-                    states: &[],
-                    scopes: &[],
-                    location: MADE_AT_RUN_TIME,
-                }))
-            });
+        let key = serde_json::json!([self.uri, self.name, self.description, self.mime_type]);
+        let descriptor = made_once(key, || ResourceDescriptor {
+            uri: leak(&self.uri),
+            name: leak(&self.name),
+            title: None,
+            description: Some(leak(&self.description)),
+            mime_type: self.mime_type.as_deref().map(leak),
+            size: None,
+            audience: &[],
+            priority: None,
+            last_modified: None,
+            cache: None,
+            icons: &[],
+            meta: None,
+            completions: &[],
+            read: |_, _| Box::pin(std::future::ready(Err(RpcError::internal("not callable")))),
+            list: None,
+            states: &[],
+            scopes: &[],
+            location: MADE_AT_RUN_TIME,
+        });
         let call = Arc::clone(&self.call);
         let mime = self.mime_type.clone();
         let handler: DynamicResourceHandler =

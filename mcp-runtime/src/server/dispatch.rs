@@ -12,7 +12,6 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::Server;
-use super::layered::Ready;
 use super::request::{Finish, Request, Routed, parse_params};
 use crate::protocol::messages::{
     CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
@@ -223,19 +222,7 @@ impl Server {
         };
         if stateless {
             let prepared = self.prepare_stateless(session, method, params, channel)?;
-            if self.has_layers() {
-                return Ok(self.layered_request(Ready {
-                    session: &prepared.session,
-                    id,
-                    method,
-                    name,
-                    version: ProtocolVersion::LATEST_HANDSHAKE,
-                    params,
-                    channel: &prepared.channel,
-                    finish: prepared.finish,
-                }));
-            }
-            return self.serve_request(&Request {
+            return self.serve_either(&Request {
                 server: self,
                 session: &prepared.session,
                 id,
@@ -262,19 +249,7 @@ impl Server {
                     .version
             }
         };
-        if self.has_layers() {
-            return Ok(self.layered_request(Ready {
-                session,
-                id,
-                method,
-                name,
-                version,
-                params,
-                channel,
-                finish: Finish::handshake(),
-            }));
-        }
-        self.serve_request(&Request {
+        self.serve_either(&Request {
             server: self,
             session,
             id,
@@ -286,6 +261,14 @@ impl Server {
             finish: Finish::handshake(),
             hidden: None,
         })
+    }
+
+    /// Serves a request of either era: through the layers when the server has any.
+    fn serve_either(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        if self.has_layers() {
+            return Ok(self.layered_request(req));
+        }
+        self.serve_request(req)
     }
 
     /// Whether the server answers `method` in an era: the era has it, and the server serves

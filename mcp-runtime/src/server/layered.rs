@@ -11,31 +11,20 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Server;
-use super::request::{CatchUnwind, Finish, Request, Routed, mark_complete};
+use super::request::{CatchUnwind, Request, Routed, mark_complete};
 use crate::middleware::{LayerResult, McpRequest, Terminal};
-use crate::protocol::{Method, ProtocolVersion, RequestId, RpcError, error_frame, response_frame};
+use crate::protocol::{Method, RequestId, RpcError, error_frame, response_frame};
 use crate::session::{RequestChannel, Session};
-
-/// A request, once its method and era are known.
-pub(super) struct Ready<'a> {
-    pub session: &'a Arc<Session>,
-    pub id: &'a RequestId,
-    pub method: Method,
-    pub name: &'a str,
-    pub version: ProtocolVersion,
-    pub params: Option<&'a RawValue>,
-    pub channel: &'a RequestChannel,
-    pub finish: Finish,
-}
 
 impl Server {
     pub(super) fn has_layers(&self) -> bool {
         !self.inner.layers.is_empty()
     }
 
-    /// Serves a request through the layers.
-    pub(super) fn layered_request(&self, ready: Ready<'_>) -> Routed {
-        let Ready {
+    /// Serves a request through the layers: they see it as the client sent it, and the
+    /// terminal below them serves what they pass on as `serve_request` would have.
+    pub(super) fn layered_request(&self, req: &Request<'_>) -> Routed {
+        let Request {
             session,
             id,
             method,
@@ -43,8 +32,9 @@ impl Server {
             version,
             params,
             channel,
-            finish,
-        } = ready;
+            ..
+        } = *req;
+        let finish = req.finish.clone();
         let stateless = finish.is_stateless();
         let request = self.mcp_request(session, name, params, Some(id), channel, stateless);
         let (server, session, channel, id_below) = (
