@@ -4,7 +4,8 @@
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::schema::SchemaProfile;
-use mcp_runtime::{CatalogueError, DynamicTool, MemoryClient};
+use mcp_runtime::{CatalogueError, DynamicTool};
+use mcp_tests::memory::{connected, text};
 use serde_json::{Value, json};
 
 fn add() -> DynamicTool {
@@ -25,19 +26,6 @@ fn add() -> DynamicTool {
         },
     )
     .title("Addition")
-}
-
-async fn connected(server: &Server) -> MemoryClient {
-    let client = server.connect_memory();
-    client.initialize().await.expect("initialize");
-    client
-}
-
-fn text(result: &CallToolResult) -> String {
-    match &result.content[..] {
-        [Content::Text(t)] => t.text.clone(),
-        other => panic!("one text content expected, got {other:?}"),
-    }
 }
 
 #[mcp_runtime::test]

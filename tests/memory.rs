@@ -1,7 +1,8 @@
 //! The in-process client, explicit registration, and catalogue checks at build time.
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::{CatalogueError, MemoryClient, protocol::RpcError};
+use mcp_runtime::{CatalogueError, protocol::RpcError};
+use mcp_tests::memory::connected;
 use serde_json::{Value, json};
 
 /// Multiply two integers.
@@ -32,12 +33,6 @@ fn explicit_only() -> Server {
         .tools(mcp_runtime::tools![multiply, text::shout])
         .build()
         .expect("a consistent catalogue")
-}
-
-async fn connected(server: &Server) -> MemoryClient {
-    let client = server.connect_memory();
-    client.initialize().await.expect("initialize");
-    client
 }
 
 #[mcp_runtime::test]

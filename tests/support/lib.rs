@@ -6,6 +6,7 @@ pub mod cluster;
 #[cfg(unix)]
 pub mod group;
 pub mod http;
+pub mod memory;
 pub mod peer;
 
 use std::io::{BufRead, BufReader, Write};

@@ -241,7 +241,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
     // An async function's future is checked for `Send` by the type of its answer, so one
     // that is not is a single error on the function's name (see `SendCheck`). A method's
     // future borrows the value its call owns, so it is made inside the call's own future.
-    let call = if func.sig.asyncness.is_some() && is_method {
+    let call = if func.sig.asyncness.is_some() {
         let (send_tool_future, send_check) = (paths::send_tool_future(), paths::send_check());
         let (not_send, send) = (paths::is_not_send_future(), paths::is_send_future());
         let check = respan(
@@ -253,43 +253,32 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
             },
             fn_ident.span(),
         );
-        quote! {
-            ::std::boxed::Box::pin(async move {
-                #[allow(unused_imports)]
-                use #not_send as _;
-                #[allow(unused_imports)]
-                use #send as _;
-                let _ = &__mcp_ctx;
-                let __mcp_future = #callee(#(#call_args),*);
-                let __mcp_future = #check;
-                let __mcp_out = __mcp_future.await;
-                (__MCP_OUTPUT.into_tool_result)(__mcp_out)
-            })
-        }
-    } else if func.sig.asyncness.is_some() {
-        let (send_tool_future, send_check) = (paths::send_tool_future(), paths::send_check());
-        let (not_send, send) = (paths::is_not_send_future(), paths::is_send_future());
-        let check = respan(
-            quote! {
-                #send_tool_future::<#fn_ident, _>(
-                    (&#send_check::<#fn_ident, _>(&__mcp_future)).future_kind(),
-                    __mcp_future,
-                )
-            },
-            fn_ident.span(),
-        );
-        quote! {
+        let checked = quote! {
             #[allow(unused_imports)]
             use #not_send as _;
             #[allow(unused_imports)]
             use #send as _;
             let __mcp_future = #callee(#(#call_args),*);
             let __mcp_future = #check;
-            ::std::boxed::Box::pin(async move {
-                let _ = &__mcp_ctx;
-                let __mcp_out = __mcp_future.await;
-                (__MCP_OUTPUT.into_tool_result)(__mcp_out)
-            })
+        };
+        if is_method {
+            quote! {
+                ::std::boxed::Box::pin(async move {
+                    let _ = &__mcp_ctx;
+                    #checked
+                    let __mcp_out = __mcp_future.await;
+                    (__MCP_OUTPUT.into_tool_result)(__mcp_out)
+                })
+            }
+        } else {
+            quote! {
+                #checked
+                ::std::boxed::Box::pin(async move {
+                    let _ = &__mcp_ctx;
+                    let __mcp_out = __mcp_future.await;
+                    (__MCP_OUTPUT.into_tool_result)(__mcp_out)
+                })
+            }
         }
     } else {
         quote! {
