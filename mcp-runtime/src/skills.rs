@@ -121,10 +121,13 @@ impl Skills {
 #[derive(Debug)]
 pub(crate) struct Skill {
     pub name: String,
-    pub frontmatter: Map<String, Value>,
     files: BTreeMap<String, Vec<u8>>,
     /// Its `skills/list` entry.
     pub entry: Value,
+    /// The same, serialised once for the lists.
+    pub entry_raw: Box<serde_json::value::RawValue>,
+    /// The `resources/list` entry of its `SKILL.md`, serialised once.
+    pub manifest_raw: Box<serde_json::value::RawValue>,
 }
 
 impl Skill {
@@ -179,22 +182,22 @@ impl Skill {
             "frontmatter": frontmatter,
             "resources": resources,
         });
+        let raw = |value: &Value| {
+            serde_json::value::to_raw_value(value).expect("a JSON value serialises")
+        };
+        let manifest_raw = raw(&json!({
+            "uri": file_uri(&name, "SKILL.md"),
+            "name": name,
+            "description": frontmatter["description"],
+            "mimeType": "text/markdown",
+            "size": files["SKILL.md"].len(),
+        }));
         Ok(Skill {
+            entry_raw: raw(&entry),
+            manifest_raw,
             name,
-            frontmatter,
             files,
             entry,
-        })
-    }
-
-    /// The `resources/list` entry of its `SKILL.md`.
-    pub(crate) fn manifest_resource(&self) -> Value {
-        json!({
-            "uri": file_uri(&self.name, "SKILL.md"),
-            "name": self.name,
-            "description": self.frontmatter["description"],
-            "mimeType": "text/markdown",
-            "size": self.files["SKILL.md"].len(),
         })
     }
 }

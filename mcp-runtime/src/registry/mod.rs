@@ -499,7 +499,14 @@ impl Items {
                 .cmp(&a.template.literal_prefix_len())
                 .then_with(|| a.descriptor.uri.cmp(b.descriptor.uri))
         });
+        let scoped = tools.iter().any(|t| !t.descriptor.scopes.is_empty())
+            || prompts.iter().any(|p| !p.descriptor.scopes.is_empty())
+            || resources
+                .iter()
+                .chain(&templates)
+                .any(|r| !r.descriptor.scopes.is_empty());
         Catalogue {
+            scoped,
             tool_index: index(&tools, |t| t.descriptor.name),
             prompt_index: index(&prompts, |p| p.descriptor.name),
             resource_index: index(&resources, |r| r.descriptor.uri),
@@ -524,6 +531,8 @@ fn index<T>(items: &[Arc<T>], key: impl Fn(&T) -> &'static str) -> HashMap<&'sta
 
 /// The enabled items of a server at one moment, immutable.
 pub(crate) struct Catalogue {
+    /// Whether some item requires OAuth scopes (`scopes(…)`).
+    pub scoped: bool,
     pub tools: Vec<Arc<CatalogueTool>>,
     pub prompts: Vec<Arc<CataloguePrompt>>,
     /// Static resources, by URI.

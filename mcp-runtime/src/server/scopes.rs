@@ -52,7 +52,12 @@ impl Server {
     /// What a request's lists leave out: what the layers hid, the items whose scopes the
     /// caller lacks, and the tools a policy that hides what it denies refuses it.
     pub(super) fn list_hidden(&self, req: &Request<'_>) -> Option<SessionVisibility> {
+        let policy = self.policy().filter(|p| p.hides_denied());
         let catalogue = self.catalogue_for(req.session, req.hidden);
+        // Most servers require no scopes and hide nothing by policy: nothing to add.
+        if !catalogue.scoped && policy.is_none() {
+            return None;
+        }
         let mut hidden = req.hidden.cloned().unwrap_or_default();
         let mut any = req.hidden.is_some();
         let mut hide = |map: &mut std::collections::BTreeMap<String, bool>, name: &str| {
@@ -80,7 +85,7 @@ impl Server {
                 hide(&mut hidden.resources, resource.descriptor.uri);
             }
         }
-        if let Some(policy) = self.policy().filter(|p| p.hides_denied()) {
+        if let Some(policy) = policy {
             let caller = req.channel.auth.as_deref();
             for tool in &catalogue.tools {
                 let d = tool.descriptor;

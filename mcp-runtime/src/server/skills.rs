@@ -37,15 +37,14 @@ impl Server {
     /// split across pages).
     pub(super) fn list_skills(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let p: ListParams = req.params()?;
-        let entries: Vec<Box<RawValue>> = self
+        let entries: Vec<&RawValue> = self
             .inner
             .skills
             .skills
             .iter()
             .filter(|s| self.skill_visible(req, &s.name))
-            .map(|s| serde_json::value::to_raw_value(&s.entry).expect("JSON values serialise"))
+            .map(|s| &*s.entry_raw)
             .collect();
-        let entries: Vec<&RawValue> = entries.iter().map(AsRef::as_ref).collect();
         page_result(
             "skills",
             &entries,
@@ -131,10 +130,7 @@ impl Server {
             .skills
             .iter()
             .filter(|s| self.skill_visible(req, &s.name))
-            .map(|s| {
-                serde_json::value::to_raw_value(&s.manifest_resource())
-                    .expect("JSON values serialise")
-            })
+            .map(|s| s.manifest_raw.clone())
             .collect()
     }
 }
