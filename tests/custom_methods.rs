@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use mcp_runtime::middleware::{LayerResult, McpRequest, Next, from_fn};
 use mcp_runtime::protocol::RpcError;
 use mcp_runtime::serde::{Deserialize, Serialize};
-use mcp_runtime::{CatalogueError, Context, MemoryClient, Server, ServerBuilder};
+use mcp_runtime::{CatalogueError, Context, Server, ServerBuilder};
+use mcp_tests::memory::connected;
 use serde_json::json;
 
 #[derive(Deserialize)]
@@ -49,12 +50,6 @@ fn builder(pings: &Arc<AtomicU64>) -> ServerBuilder {
             },
         )
         .extension("com.acme/search", json!({"reindex": true}))
-}
-
-async fn connected(server: &Server) -> MemoryClient {
-    let client = server.connect_memory();
-    client.initialize().await.expect("initialize");
-    client
 }
 
 #[mcp_runtime::test]
@@ -108,6 +103,23 @@ async fn a_notification_of_the_servers_own_reaches_its_handler() {
         .await
         .unwrap();
     assert_eq!(pings.load(Ordering::SeqCst), 4);
+}
+
+#[mcp_runtime::test]
+async fn a_notification_handler_that_panics_leaves_the_connection_serving() {
+    let server = builder(&Arc::default())
+        .on_notification("acme/explode", |_: &Server, _: serde_json::Value| {
+            panic!("the handler exploded")
+        })
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    client.notify("acme/explode", json!({})).await;
+    let done = client
+        .request("acme/reindex", json!({"collection": "after"}))
+        .await
+        .unwrap();
+    assert_eq!(done["collection"], "after");
 }
 
 #[mcp_runtime::test]

@@ -6,12 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_runtime::ServerBuilder;
 use mcp_runtime::middleware::{
     LayerResult, McpRequest, Next, RateLimit, ResponseCache, Timing, from_fn,
 };
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::RpcError;
-use mcp_runtime::{MemoryClient, ServerBuilder};
+use mcp_tests::memory::{connected, text};
 use serde_json::json;
 
 /// Return the text.
@@ -63,19 +64,6 @@ fn builder() -> ServerBuilder {
     mcp_runtime::server!()
         .auto_register(false)
         .tools(mcp_runtime::tools![echo, lookup, write, fussy])
-}
-
-async fn connected(server: &Server) -> MemoryClient {
-    let client = server.connect_memory();
-    client.initialize().await.expect("initialize");
-    client
-}
-
-fn text(result: &CallToolResult) -> String {
-    match &result.content[..] {
-        [Content::Text(t)] => t.text.clone(),
-        other => panic!("one text content expected, got {other:?}"),
-    }
 }
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -398,6 +386,22 @@ async fn the_response_cache_answers_read_only_calls_again_and_nothing_else() {
             .unwrap();
         assert!(failed.is_error);
     }
+    assert_eq!(cache.len(), 3);
+    // A result over 256 KiB is answered, not kept.
+    let big = "w".repeat(300 * 1024);
+    let one = text(
+        &client
+            .call_tool("lookup", json!({"word": big}))
+            .await
+            .unwrap(),
+    );
+    let two = text(
+        &client
+            .call_tool("lookup", json!({"word": big}))
+            .await
+            .unwrap(),
+    );
+    assert_ne!(one, two, "the tool ran again");
     assert_eq!(cache.len(), 3);
     // Kept for its time only.
     let short = ResponseCache::new(Duration::from_millis(1), 100);

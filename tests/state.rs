@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::{CatalogueError, MemoryClient};
+use mcp_tests::memory::{connected, text};
 use serde_json::{Value, json};
 
 /// A counter the server is given, shared by every call.
@@ -92,19 +93,6 @@ fn with_state(step: u64, greeting: &str) -> Server {
         })
         .build()
         .expect("every state given")
-}
-
-async fn connected(server: &Server) -> MemoryClient {
-    let client = server.connect_memory();
-    client.initialize().await.expect("initialize");
-    client
-}
-
-fn text(result: &CallToolResult) -> String {
-    match &result.content[..] {
-        [Content::Text(t)] => t.text.clone(),
-        other => panic!("one text content expected, got {other:?}"),
-    }
 }
 
 #[mcp_runtime::test]
@@ -353,6 +341,12 @@ mod sessions {
         })
     }
 
+    /// Make the session see everything as the server offers it again.
+    #[tool]
+    pub fn reset(ctx: Context) -> Result<bool, ToolError> {
+        Ok(ctx.session()?.reset_visibility())
+    }
+
     /// A tool the server offers to no one until a session shows it.
     #[tool]
     pub fn secret() -> &'static str {
@@ -377,7 +371,7 @@ fn session_server() -> Server {
     let server = mcp_runtime::server!()
         .auto_register(false)
         .tools(mcp_runtime::tools![
-            remember, recall, forget, number, visibility, secret
+            remember, recall, forget, number, visibility, reset, secret
         ])
         .prompts(mcp_runtime::prompts![hello])
         .resources(mcp_runtime::resources![today])
@@ -559,9 +553,28 @@ async fn a_session_hides_and_shows_items_for_itself_alone_and_hears_of_it_alone(
         assert_eq!(notice["method"], "notifications/tools/list_changed");
     }
     let tools = names(&one, "tools/list", "tools", "name").await;
-    assert_eq!(tools, ["recall", "remember", "secret", "visibility"]);
+    assert_eq!(
+        tools,
+        ["recall", "remember", "reset", "secret", "visibility"]
+    );
     let tools = names(&two, "tools/list", "tools", "name").await;
-    assert_eq!(tools, ["number", "recall", "remember", "visibility"]);
+    assert_eq!(
+        tools,
+        ["number", "recall", "remember", "reset", "visibility"]
+    );
+
+    // Reset: the session sees what the server offers again, and hears of it.
+    let result = one.call_tool("reset", json!({})).await.unwrap();
+    assert_eq!(text(&result), "true");
+    let notice = one.next_message().await.unwrap();
+    assert_eq!(notice["method"], "notifications/tools/list_changed");
+    let tools = names(&one, "tools/list", "tools", "name").await;
+    assert_eq!(
+        tools,
+        ["number", "recall", "remember", "reset", "visibility"]
+    );
+    let result = one.call_tool("reset", json!({})).await.unwrap();
+    assert_eq!(text(&result), "false", "nothing left to reset");
 }
 
 #[mcp_runtime::test]

@@ -188,3 +188,31 @@ impl std::fmt::Debug for HttpRequest {
             .finish()
     }
 }
+
+#[cfg(all(test, feature = "http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_drops_credentials_and_its_debug_shows_header_names_only() {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert("authorization", "Bearer secret-token".parse().unwrap());
+        headers.insert("proxy-authorization", "Basic c2VjcmV0".parse().unwrap());
+        headers.insert("x-api-key", "key-value-123".parse().unwrap());
+        let request = HttpRequest::new(
+            axum::http::Method::POST,
+            "/mcp?x=1".parse().unwrap(),
+            headers,
+            None,
+        );
+        assert!(request.headers().get("authorization").is_none());
+        assert!(request.headers().get("proxy-authorization").is_none());
+        assert_eq!(request.path(), "/mcp");
+        let shown = format!("{request:?}");
+        assert!(shown.contains("x-api-key"), "{shown}");
+        assert!(
+            !shown.contains("key-value-123") && !shown.contains("secret"),
+            "{shown}"
+        );
+    }
+}
