@@ -134,6 +134,42 @@ fn the_python_sdk_uses_the_notes_example_as_two_users_in_two_sessions_each() {
 }
 
 #[test]
+fn the_python_sdk_completes_the_oauth_flow_against_the_notes_example() {
+    let issuer = mcp_tests::oauth::AuthorizationServer::start();
+    let scratch = mcp_tests::Scratch::new("notes-oauth");
+    let db = scratch.path("notes.db");
+    // The audience tokens must name is the URL the client uses, so the port is chosen first.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let server = HttpServer::spawn_on(
+        &workspace_binary("notes"),
+        &addr,
+        &[
+            OsStr::new("--db"),
+            db.as_os_str(),
+            OsStr::new("--issuer"),
+            OsStr::new(&issuer.issuer),
+        ],
+        &[],
+    );
+    run_python_script(
+        "python_sdk_oauth.py",
+        server.url("/mcp").as_ref(),
+        &[&issuer.issuer],
+    );
+    let stats = issuer.stats();
+    assert_eq!(stats["register"], 1, "{stats}");
+    assert_eq!(stats["authorize"], 1, "{stats}");
+    assert_eq!(
+        stats["jwks"], 1,
+        "the server fetched the keys once: {stats}"
+    );
+}
+
+#[test]
 fn the_python_sdk_calls_tools_reads_templates_and_elicits_over_http_in_the_stateless_era() {
     let server = HttpServer::spawn(&workspace_binary("everything"), &[]);
     run_python_script("python_sdk_http.py", server.url("/mcp").as_ref(), &[]);

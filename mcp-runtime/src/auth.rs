@@ -15,6 +15,8 @@ pub struct AuthInfo {
     pub subject: String,
     /// The scopes the token grants.
     pub scopes: Vec<String>,
+    /// The OAuth client the token was issued to (`client_id`), when the verifier knows it.
+    pub client_id: Option<String>,
     /// Anything else the verifier wants handlers to see (claims, tenant, …).
     pub claims: Value,
 }
@@ -31,6 +33,12 @@ impl AuthInfo {
     /// Sets the scopes.
     pub fn scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the OAuth client the token was issued to.
+    pub fn client_id(mut self, client: impl Into<String>) -> Self {
+        self.client_id = Some(client.into());
         self
     }
 

@@ -41,6 +41,8 @@ mod feature_hints;
 mod fence;
 mod message_log;
 pub mod middleware;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 pub mod policy;
 mod prompt;
 pub mod protocol;
@@ -157,7 +159,7 @@ mod book {
         Registration = "book/src/registration.md";
         #[cfg(feature = "http")]
         Transports = "book/src/transports.md";
-        #[cfg(feature = "http")]
+        #[cfg(all(feature = "http", feature = "oauth"))]
         Security = "book/src/security.md";
         #[cfg(feature = "http")]
         Operating = "book/src/operating.md";

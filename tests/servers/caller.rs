@@ -4,6 +4,12 @@
 //! (`token:subject[:scope scope…],…`; the scopes default to `mcp`) every HTTP request needs
 //! one of those bearer tokens, and with `HTTP_STATELESS=1` the endpoint keeps no sessions.
 //! `RATE_LIMIT=N` puts a rate limit of N requests an hour per caller in front of everything.
+//!
+//! With `OAUTH_ISSUER` (an authorization server's URL) and `OAUTH_AUDIENCE` (this server's
+//! canonical URI) instead, tokens are JWTs of that issuer (`JwtVerifier`; its keys fetched
+//! again for an unknown key at most every `OAUTH_MIN_REFRESH_MS`), or with
+//! `OAUTH_INTROSPECTION=1` opaque tokens asked about at its introspection endpoint as the
+//! client `mcp-server` (`Introspection`, answers kept `OAUTH_CACHE_MS`).
 
 use mcp_runtime::AuthInfo;
 use mcp_runtime::http::{BearerTokens, HttpOptions};
@@ -20,6 +26,7 @@ fn whoami(ctx: Context) -> Json<Value> {
         "has_session": ctx.session().is_ok(),
         "subject": ctx.auth().map(|a| a.subject.clone()),
         "scopes": ctx.auth().map(|a| a.scopes.clone()),
+        "client_id": ctx.auth().and_then(|a| a.client_id.clone()),
         "client": ctx.client_info().map(|c| c.name.clone()),
         "sampling": ctx.client_capabilities().is_some_and(|c| c.contains_key("sampling")),
         "method": http.map(|r| r.method().as_str().to_owned()),
@@ -87,6 +94,35 @@ fn secret() -> &'static str {
     "the cake is in the cupboard"
 }
 
+/// The options of a server whose tokens the authorization server at `issuer` vouches for.
+fn oauth(options: HttpOptions, issuer: &str, audience: &str) -> HttpOptions {
+    use mcp_runtime::oauth::{Introspection, JwtVerifier};
+    use std::time::Duration;
+    let millis = |name: &str, default: u64| {
+        Duration::from_millis(
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default),
+        )
+    };
+    let base = audience.trim_end_matches("/mcp");
+    let options = options
+        .authorization_servers([issuer])
+        .resource_base_url(base);
+    if std::env::var("OAUTH_INTROSPECTION").is_ok_and(|v| v == "1") {
+        options.auth(
+            Introspection::new(issuer, audience)
+                .client("mcp-server", "introspection-secret")
+                .cache_for(millis("OAUTH_CACHE_MS", 60_000)),
+        )
+    } else {
+        options.auth(
+            JwtVerifier::new(issuer, audience).min_refresh(millis("OAUTH_MIN_REFRESH_MS", 30_000)),
+        )
+    }
+}
+
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
     let mut builder = mcp_runtime::server!();
@@ -116,6 +152,12 @@ async fn main() -> mcp_runtime::Result<()> {
                     }
                 }
                 options = options.auth(verifier);
+            }
+            if let (Ok(issuer), Ok(audience)) = (
+                std::env::var("OAUTH_ISSUER"),
+                std::env::var("OAUTH_AUDIENCE"),
+            ) {
+                options = oauth(options, &issuer, &audience);
             }
             if std::env::var("HTTP_STATELESS").is_ok_and(|v| v == "1") {
                 options = options.stateless(true);

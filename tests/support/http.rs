@@ -37,8 +37,18 @@ impl HttpServer {
 
     /// Starts `program --http 127.0.0.1:0 ARGS…` and waits for the line naming its address.
     pub fn spawn_with_args(program: &Path, args: &[&OsStr], env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::spawn_on(program, "127.0.0.1:0", args, env)
+    }
+
+    /// Starts `program --http ADDR ARGS…` and waits for the line naming its address.
+    pub fn spawn_on(
+        program: &Path,
+        addr: &str,
+        args: &[&OsStr],
+        env: &[(&str, &str)],
+    ) -> HttpServer {
         let mut child = Command::new(program)
-            .args(["--http", "127.0.0.1:0"])
+            .args(["--http", addr])
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod group;
 pub mod http;
 pub mod memory;
+pub mod oauth;
 pub mod peer;
 
 use std::io::{BufRead, BufReader, Write};

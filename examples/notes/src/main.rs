@@ -11,10 +11,14 @@
 //! cargo run -p notes -- --db notes.db                      # stdio, as the user `local`
 //! NOTES_TOKENS=alice:token-a,bob:token-b \
 //!   cargo run -p notes -- --http 127.0.0.1:8080 --db notes.db
+//! cargo run -p notes -- --http 127.0.0.1:8080 --db notes.db \
+//!   --issuer https://login.example.com --public-url https://notes.example.com/mcp
 //! ```
 //!
-//! Over HTTP every request needs one of the bearer tokens of `NOTES_TOKENS`
-//! (`user:token,…`), and the token's user owns the notes. With `MCP_REDIS_URL` set, the server
+//! Over HTTP every request needs a bearer token, and the token's user owns the notes: one of
+//! `NOTES_TOKENS` (`user:token,…`, each granting both scopes), or with `--issuer` a JWT from
+//! that OAuth authorization server, for this server (`--public-url`, the URL clients use; by
+//! default `http://ADDR/mcp`). Reading needs the scope `notes:read`, writing `notes:write`. With `MCP_REDIS_URL` set, the server
 //! is one replica of several sharing sessions (and so pins) through that Redis, and the same
 //! database file.
 
@@ -23,6 +27,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcp_runtime::http::{BearerTokens, HttpOptions};
+use mcp_runtime::oauth::JwtVerifier;
 use mcp_runtime::prelude::*;
 use mcp_runtime::serde::{Deserialize, Serialize};
 use mcp_runtime::{AuthInfo, State, resource_not_found, schemars};
@@ -149,7 +154,7 @@ fn storage(error: rusqlite::Error) -> ToolError {
 }
 
 /// Add a note; answers its id.
-#[tool]
+#[tool(scopes("notes:write"))]
 fn add_note(
     ctx: Context,
     notes: State<Notes>,
@@ -163,7 +168,7 @@ fn add_note(
 }
 
 /// List your notes: their ids and titles.
-#[tool(annotations(read_only))]
+#[tool(annotations(read_only), scopes("notes:read"))]
 fn list_notes(ctx: Context, notes: State<Notes>) -> Result<Json<Vec<Listed>>, ToolError> {
     let listed = notes.list(&owner(&ctx)).map_err(storage)?;
     Ok(Json(
@@ -178,7 +183,7 @@ fn list_notes(ctx: Context, notes: State<Notes>) -> Result<Json<Vec<Listed>>, To
 }
 
 /// Read one of your notes.
-#[tool(annotations(read_only))]
+#[tool(annotations(read_only), scopes("notes:read"))]
 fn get_note(
     ctx: Context,
     notes: State<Notes>,
@@ -192,7 +197,7 @@ fn get_note(
 }
 
 /// Delete one of your notes.
-#[tool(annotations(destructive, idempotent))]
+#[tool(annotations(destructive, idempotent), scopes("notes:write"))]
 fn delete_note(
     ctx: Context,
     notes: State<Notes>,
@@ -212,7 +217,7 @@ fn delete_note(
 struct Pins(Vec<i64>);
 
 /// Pin one of your notes for this session.
-#[tool]
+#[tool(scopes("notes:read"))]
 fn pin(
     ctx: Context,
     notes: State<Notes>,
@@ -232,7 +237,7 @@ fn pin(
 }
 
 /// The notes pinned in this session.
-#[tool(annotations(read_only))]
+#[tool(annotations(read_only), scopes("notes:read"))]
 fn pinned(ctx: Context, notes: State<Notes>) -> Result<Json<Vec<Listed>>, ToolError> {
     let Pins(ids) = ctx.session()?.get()?.unwrap_or_default();
     let owner = owner(&ctx);
@@ -250,7 +255,7 @@ fn pinned(ctx: Context, notes: State<Notes>) -> Result<Json<Vec<Listed>>, ToolEr
 }
 
 /// One of your notes, as Markdown.
-#[resource("notes://{id}", mime = "text/markdown")]
+#[resource("notes://{id}", mime = "text/markdown", scopes("notes:read"))]
 fn note(
     ctx: Context,
     notes: State<Notes>,
@@ -266,7 +271,7 @@ fn note(
 }
 
 /// Ask the model to summarise all your notes.
-#[prompt]
+#[prompt(scopes("notes:read"))]
 fn summarize_notes(
     ctx: Context,
     notes: State<Notes>,
@@ -287,16 +292,20 @@ fn summarize_notes(
     Ok(vec![PromptMessage::user(text)])
 }
 
-/// The command line: `[--http ADDR] [--db PATH]`.
+/// The command line: `[--http ADDR] [--db PATH] [--issuer URL] [--public-url URL]`.
 struct Args {
     http: Option<String>,
     db: PathBuf,
+    issuer: Option<String>,
+    public_url: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
     let mut parsed = Args {
         http: None,
         db: PathBuf::from("notes.db"),
+        issuer: None,
+        public_url: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -304,9 +313,11 @@ fn args() -> Result<Args, String> {
         match (arg.as_str(), value) {
             ("--http", Some(addr)) => parsed.http = Some(addr),
             ("--db", Some(path)) => parsed.db = PathBuf::from(path),
+            ("--issuer", Some(url)) => parsed.issuer = Some(url),
+            ("--public-url", Some(url)) => parsed.public_url = Some(url),
             _ => {
                 return Err(format!(
-                    "usage: notes [--http ADDR] [--db PATH] (not `{arg}`)"
+                    "usage: notes [--http ADDR] [--db PATH] [--issuer URL] [--public-url URL] (not `{arg}`)"
                 ));
             }
         }
@@ -325,7 +336,10 @@ fn tokens() -> Result<BearerTokens, String> {
             .split_once(':')
             .filter(|(user, token)| !user.is_empty() && !token.is_empty())
             .ok_or_else(|| format!("NOTES_TOKENS: `{entry}` is not `user:token`"))?;
-        tokens = tokens.token(token, AuthInfo::new(user));
+        tokens = tokens.token(
+            token,
+            AuthInfo::new(user).scopes(["notes:read", "notes:write"]),
+        );
     }
     Ok(tokens)
 }
@@ -342,7 +356,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         builder.serve_stdio().await?;
         return Ok(());
     };
-    let options = HttpOptions::default().auth(tokens()?);
+    let options = match &args.issuer {
+        // Tokens from an OAuth authorization server, for this server and no other.
+        Some(issuer) => {
+            let public_url = match &args.public_url {
+                Some(url) => url.clone(),
+                None if addr.ends_with(":0") => {
+                    return Err("with --issuer and a port of the system's choosing, give --public-url: the URL clients use is the audience tokens must name".into());
+                }
+                None => format!("http://{addr}/mcp"),
+            };
+            let base = public_url.strip_suffix("/mcp").unwrap_or(&public_url);
+            HttpOptions::default()
+                .auth(JwtVerifier::new(issuer, &public_url))
+                .authorization_servers([issuer])
+                .resource_base_url(base)
+        }
+        None => HttpOptions::default().auth(tokens()?),
+    };
     #[cfg(feature = "redis")]
     if let Ok(url) = std::env::var("MCP_REDIS_URL") {
         let redis = mcp_runtime::redis::RedisCluster::connect(&url).await?;

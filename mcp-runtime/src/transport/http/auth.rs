@@ -17,13 +17,19 @@ pub enum AuthRejection {
     InvalidToken(String),
     /// The token is valid but lacks these scopes: answered with 403 `insufficient_scope`.
     InsufficientScope(Vec<String>),
+    /// The token could not be checked now (the authorization server is unreachable):
+    /// answered with 503 and `Retry-After`, so the client retries rather than drops a token
+    /// that may be good.
+    Unavailable(String),
 }
 
 /// Checks a bearer token and says who holds it.
 ///
 /// Implemented for closures `Fn(&str) -> Result<AuthInfo, AuthRejection>`; implement the
-/// trait for verifiers that must await (introspection, a JWKS fetch). For a fixed set of
-/// tokens, [`BearerTokens`] compares them in constant time.
+/// trait for verifiers that must await. For a fixed set of tokens, [`BearerTokens`] compares
+/// them in constant time; for tokens of an OAuth authorization server, the `oauth` feature's
+/// `JwtVerifier` (JWTs checked with its published keys) and `Introspection` (RFC 7662) are
+/// built in.
 ///
 /// ```
 /// use mcp_runtime::{AuthInfo, http::{AuthRejection, BearerTokens}};

@@ -165,6 +165,8 @@ enum Denial {
     /// A token longer than any this server accepts.
     TooLong,
     Invalid(String),
+    /// The verifier could not check the token now.
+    Unavailable(String),
     /// The token lacks these scopes.
     Scope(Vec<String>),
 }
@@ -185,6 +187,7 @@ async fn verify(
     let info = verifier.verify(token).await.map_err(|e| match e {
         AuthRejection::InvalidToken(why) => Denial::Invalid(why),
         AuthRejection::InsufficientScope(scopes) => Denial::Scope(scopes),
+        AuthRejection::Unavailable(why) => Denial::Unavailable(why),
     })?;
     if required_scopes.iter().any(|s| !info.has_scope(s)) {
         return Err(Denial::Scope(required_scopes.to_vec()));
@@ -212,6 +215,16 @@ impl Denial {
             ),
             Denial::TooLong => invalid(&format!("longer than {MAX_TOKEN_BYTES} bytes")),
             Denial::Invalid(why) => invalid(&why),
+            Denial::Unavailable(why) => {
+                let mut response = json_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!("the token cannot be checked now ({why}): retry shortly"),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                Box::new(response)
+            }
             Denial::Scope(scopes) => {
                 let scope = scopes.join(" ");
                 challenge(

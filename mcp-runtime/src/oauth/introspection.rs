@@ -1,0 +1,330 @@
+//! [`Introspection`]: opaque access tokens, asked about at the authorization server (RFC
+//! 7662), the answers kept in a bounded cache.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::fetch::Fetcher;
+use super::{auth_info, discovery, unavailable};
+use crate::auth::AuthInfo;
+use crate::http::{AuthRejection, TokenVerifier};
+
+/// Verifies bearer tokens by asking the authorization server's introspection endpoint
+/// (RFC 7662) whether each is active, for tokens that are not JWTs or when a revoked token
+/// must stop working at once.
+///
+/// A token is accepted when the answer says `"active": true`, its `aud` names this server's
+/// canonical URI (RFC 8707: a token for another resource is refused), and its `iss` (if
+/// given) is the issuer and its `exp` (if given) has not passed. The server authenticates
+/// to the endpoint as an OAuth client ([`client`](Self::client), HTTP Basic).
+///
+/// An accepted answer is kept for [`cache_for`](Self::cache_for) (a minute by default, never
+/// past the token's `exp`), under the SHA-256 of the token rather than the token itself, in
+/// a cache of at most [`cache_capacity`](Self::cache_capacity) entries; refusals are not
+/// kept. The endpoint is found in the issuer's metadata unless
+/// [`endpoint`](Self::endpoint) names it.
+///
+/// ```
+/// use mcp_runtime::http::HttpOptions;
+/// use mcp_runtime::oauth::Introspection;
+///
+/// let issuer = "https://login.example.com";
+/// let verifier = Introspection::new(issuer, "https://mcp.example.com/mcp")
+///     .client("mcp-server", std::env::var("INTROSPECTION_SECRET").unwrap_or_default());
+/// let options = HttpOptions::default()
+///     .auth(verifier)
+///     .authorization_servers([issuer])
+///     .resource_base_url("https://mcp.example.com");
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
+pub struct Introspection {
+    issuer: String,
+    audience: Vec<String>,
+    endpoint: Option<String>,
+    client: Option<(String, String)>,
+    audience_optional: bool,
+    cache_for: Duration,
+    capacity: usize,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The client secret is never printed.
+        f.debug_struct("Introspection")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("endpoint", &self.endpoint)
+            .field("client", &self.client.as_ref().map(|(id, _)| id))
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    fetcher: OnceLock<Fetcher>,
+    endpoint: tokio::sync::OnceCell<String>,
+    cache: Mutex<HashMap<[u8; 32], (Instant, AuthInfo)>>,
+}
+
+impl Introspection {
+    /// Asks `issuer`'s introspection endpoint about tokens, accepting those for `audience`,
+    /// this server's canonical URI.
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        Introspection {
+            issuer: issuer.into(),
+            audience: vec![audience.into()],
+            endpoint: None,
+            client: None,
+            audience_optional: false,
+            cache_for: Duration::from_secs(60),
+            capacity: 10_000,
+            shared: Arc::default(),
+        }
+    }
+
+    /// The introspection endpoint's URL, instead of the one the issuer's metadata names.
+    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
+        self.endpoint = Some(url.into());
+        self
+    }
+
+    /// The client id and secret this server authenticates with at the endpoint.
+    pub fn client(mut self, id: impl Into<String>, secret: impl Into<String>) -> Self {
+        self.client = Some((id.into(), secret.into()));
+        self
+    }
+
+    /// Accepts a further audience as well.
+    pub fn also_audience(mut self, audience: impl Into<String>) -> Self {
+        self.audience.push(audience.into());
+        self
+    }
+
+    /// Accepts answers that name no audience at all (some authorization servers leave `aud`
+    /// out of introspection answers). An answer naming another audience is still refused.
+    pub fn audience_optional(mut self) -> Self {
+        self.audience_optional = true;
+        self
+    }
+
+    /// How long an accepted answer is used before the endpoint is asked again (a minute by
+    /// default; zero asks about every request). A revoked token works for at most this long.
+    pub fn cache_for(mut self, time: Duration) -> Self {
+        self.cache_for = time;
+        self
+    }
+
+    /// The most answers kept (10,000 by default).
+    pub fn cache_capacity(mut self, entries: usize) -> Self {
+        self.capacity = entries;
+        self
+    }
+
+    async fn check(&self, token: &str) -> Result<AuthInfo, AuthRejection> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(info) = self.cached(&digest) {
+            return Ok(info);
+        }
+        let fetcher = self.shared.fetcher.get_or_init(Fetcher::new);
+        let endpoint = self
+            .shared
+            .endpoint
+            .get_or_try_init(|| async {
+                match &self.endpoint {
+                    Some(url) => Ok(url.clone()),
+                    None => discovery::discover(fetcher, &self.issuer)
+                        .await?
+                        .introspection_endpoint
+                        .ok_or_else(|| {
+                            format!(
+                                "the metadata of `{}` names no introspection_endpoint",
+                                self.issuer
+                            )
+                        }),
+                }
+            })
+            .await
+            .map_err(|failure| self.failed(&failure))?;
+        let client = self
+            .client
+            .as_ref()
+            .map(|(id, secret)| (id.as_str(), secret.as_str()));
+        let answer = fetcher
+            .post_form(
+                endpoint,
+                &[("token", token), ("token_type_hint", "access_token")],
+                client,
+            )
+            .await
+            .map_err(|failure| self.failed(&failure))?;
+        let Value::Object(answer) = answer else {
+            return Err(self.failed("the introspection answer is not a JSON object"));
+        };
+        let expires = self.judge(&answer)?;
+        let info = auth_info(answer);
+        self.keep(digest, info.clone(), expires);
+        Ok(info)
+    }
+
+    fn failed(&self, failure: &str) -> AuthRejection {
+        tracing::warn!(issuer = %self.issuer, "token introspection failed: {failure}");
+        unavailable("the authorization server could not be asked about the token")
+    }
+
+    /// Refuses an answer that does not make the token good here; else how long (in seconds
+    /// from now) it stays good, if the answer says.
+    fn judge(&self, answer: &Map<String, Value>) -> Result<Option<u64>, AuthRejection> {
+        let invalid = |why: &str| Err(AuthRejection::InvalidToken(why.to_owned()));
+        if answer.get("active") != Some(&Value::Bool(true)) {
+            return invalid("the token is not active");
+        }
+        if let Some(issuer) = answer.get("iss")
+            && issuer.as_str() != Some(self.issuer.as_str())
+        {
+            return invalid("the token was issued by another issuer (iss)");
+        }
+        let audiences: Vec<&str> = match answer.get("aud") {
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let ours = audiences
+            .iter()
+            .any(|a| self.audience.iter().any(|o| o == a));
+        let excused = audiences.is_empty() && self.audience_optional;
+        if !(ours || excused) {
+            return invalid(
+                "the token is for another resource: its audience (aud) is not this server",
+            );
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        match answer.get("exp").and_then(Value::as_u64) {
+            Some(exp) if exp <= now => invalid("the token has expired"),
+            Some(exp) => Ok(Some(exp - now)),
+            None => Ok(None),
+        }
+    }
+
+    fn cached(&self, digest: &[u8; 32]) -> Option<AuthInfo> {
+        let cache = self.shared.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let (until, info) = cache.get(digest)?;
+        (Instant::now() < *until).then(|| info.clone())
+    }
+
+    fn keep(&self, digest: [u8; 32], info: AuthInfo, expires_in: Option<u64>) {
+        let mut time = self.cache_for;
+        if let Some(seconds) = expires_in {
+            time = time.min(Duration::from_secs(seconds));
+        }
+        if time.is_zero() || self.capacity == 0 {
+            return;
+        }
+        let now = Instant::now();
+        let mut cache = self.shared.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= self.capacity && !cache.contains_key(&digest) {
+            cache.retain(|_, (until, _)| *until > now);
+            // Still full: the answer closest to its end makes room.
+            if cache.len() >= self.capacity
+                && let Some(first) = cache
+                    .iter()
+                    .min_by_key(|(_, (until, _))| *until)
+                    .map(|(key, _)| *key)
+            {
+                cache.remove(&first);
+            }
+        }
+        cache.insert(digest, (now + time, info));
+    }
+}
+
+impl TokenVerifier for Introspection {
+    fn verify<'a>(
+        &'a self,
+        token: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<AuthInfo, AuthRejection>> + Send + 'a>> {
+        Box::pin(self.check(token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verifier() -> Introspection {
+        Introspection::new("https://as.example", "https://mcp.example/mcp")
+    }
+
+    fn answer(value: Value) -> Map<String, Value> {
+        let Value::Object(map) = value else {
+            unreachable!()
+        };
+        map
+    }
+
+    #[test]
+    fn answers_are_judged_for_activity_issuer_audience_and_expiry() {
+        let v = verifier();
+        let good = answer(serde_json::json!({
+            "active": true, "iss": "https://as.example", "aud": ["x", "https://mcp.example/mcp"]
+        }));
+        assert_eq!(v.judge(&good), Ok(None));
+        for (bad, why) in [
+            (serde_json::json!({"active": false}), "not active"),
+            (
+                serde_json::json!({"active": "true", "aud": "https://mcp.example/mcp"}),
+                "not active",
+            ),
+            (
+                serde_json::json!({"active": true, "aud": "https://other.example"}),
+                "another resource",
+            ),
+            (serde_json::json!({"active": true}), "another resource"),
+            (
+                serde_json::json!({"active": true, "aud": "https://mcp.example/mcp", "iss": "https://evil"}),
+                "another issuer",
+            ),
+            (
+                serde_json::json!({"active": true, "aud": "https://mcp.example/mcp", "exp": 1}),
+                "expired",
+            ),
+        ] {
+            match v.judge(&answer(bad)) {
+                Err(AuthRejection::InvalidToken(text)) => assert!(text.contains(why), "{text}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        let lax = verifier().audience_optional();
+        assert!(
+            lax.judge(&answer(serde_json::json!({"active": true})))
+                .is_ok()
+        );
+        assert!(
+            lax.judge(&answer(
+                serde_json::json!({"active": true, "aud": "https://other"})
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_forgets_at_expiry() {
+        let v = verifier().cache_capacity(2);
+        for n in 0..5u8 {
+            v.keep([n; 32], AuthInfo::new(format!("u{n}")), None);
+        }
+        assert_eq!(v.shared.cache.lock().unwrap().len(), 2);
+        assert_eq!(v.cached(&[4; 32]).unwrap().subject, "u4");
+        v.keep([9; 32], AuthInfo::new("gone"), Some(0));
+        assert!(v.cached(&[9; 32]).is_none());
+    }
+}
