@@ -623,3 +623,57 @@ async fn the_policy_and_the_audit_as_layers_do_what_the_built_in_ones_do() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The audit record names the trace the call belongs to
+
+#[derive(Default)]
+struct Traces(Mutex<Vec<Option<String>>>);
+
+impl mcp_runtime::audit::Audit for Traces {
+    fn record(&self, record: &mcp_runtime::audit::AuditRecord<'_>) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(record.trace_id.map(str::to_owned));
+    }
+}
+
+#[mcp_runtime::test]
+async fn the_audit_record_names_the_trace_of_the_callers_traceparent() {
+    let records = Arc::new(Traces::default());
+    let server = builder()
+        .audit(Arc::clone(&records) as Arc<dyn mcp_runtime::audit::Audit>)
+        .build()
+        .unwrap();
+    let client = connected(&server).await;
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    client
+        .request(
+            "tools/call",
+            json!({"name": "write", "arguments": {"word": "ham"},
+                   "_meta": {"traceparent": traceparent}}),
+        )
+        .await
+        .unwrap();
+    client
+        .call_tool("write", json!({"word": "jam"}))
+        .await
+        .unwrap();
+    client
+        .request(
+            "tools/call",
+            json!({"name": "write", "arguments": {"word": "spam"},
+                   "_meta": {"traceparent": "00-not-a-trace-01"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        *records.0.lock().unwrap(),
+        [
+            Some("4bf92f3577b34da6a3ce929d0e0e4736".to_owned()),
+            None,
+            None
+        ]
+    );
+}

@@ -233,3 +233,32 @@ fn over_stdio_the_notes_are_the_local_users() {
         Vec::<&str>::new()
     );
 }
+
+#[test]
+fn with_metrics_the_operator_sees_each_tools_calls_behind_the_same_tokens() {
+    let scratch = Scratch::new("notes-metrics");
+    let db = scratch.path("notes.db");
+    let server = HttpServer::spawn_with_args(
+        &workspace_binary("notes"),
+        &[OsStr::new("--db"), db.as_os_str(), OsStr::new("--metrics")],
+        &[("NOTES_TOKENS", TOKENS)],
+    );
+    let alice = open(&server, "token-a");
+    add(&alice, 1, "milk");
+    add(&alice, 2, "eggs");
+    let missing = alice.call(3, "get_note", json!({"id": 999}));
+    assert_eq!(tool_error(&missing), "note 999 not found");
+    assert_eq!(server.request("GET", "/metrics").send().status, 401);
+    let text = server
+        .request("GET", "/metrics")
+        .header("Authorization", "Bearer token-b")
+        .send()
+        .text();
+    for line in [
+        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"add_note\"} 2",
+        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"get_note\",error_type=\"tool_error\"} 1",
+        "mcp_server_sessions 1",
+    ] {
+        assert!(text.contains(line), "`{line}` in:\n{text}");
+    }
+}

@@ -58,6 +58,9 @@ pub struct AuditRecord<'a> {
     pub refused_by: Option<&'a str>,
     /// How long it ran.
     pub duration: Duration,
+    /// The trace the call belongs to (32 hex digits): its span's with the `otel` feature,
+    /// else the `traceparent` the client sent in the request's `_meta`.
+    pub trace_id: Option<&'a str>,
 }
 
 /// Where audit records go. Implement it to keep them in a store of your own.
@@ -110,6 +113,7 @@ impl Audit for TracingAudit {
             arguments = r.arguments_digest,
             outcome = r.outcome.as_str(),
             refused_by = r.refused_by.unwrap_or("-"),
+            trace_id = r.trace_id.unwrap_or("-"),
             duration_ms = r.duration.as_secs_f64() * 1e3,
             "tool call"
         );
@@ -131,17 +135,20 @@ pub(crate) struct AuditCall {
     caller: Option<String>,
     tool: &'static str,
     digest: String,
+    trace_id: Option<String>,
     started: std::time::Instant,
     done: bool,
 }
 
 impl AuditCall {
-    /// Starts auditing a call, when the sink wants records.
+    /// Starts auditing a call, when the sink wants records; `traceparent` reads the W3C
+    /// trace context the request carries, if any.
     pub(crate) fn begin(
         sink: &std::sync::Arc<dyn Audit>,
         tool: &'static str,
         caller: Option<&str>,
         arguments: Option<&str>,
+        traceparent: impl FnOnce() -> Option<String>,
     ) -> Option<AuditCall> {
         if !sink.enabled() {
             return None;
@@ -152,6 +159,7 @@ impl AuditCall {
             caller: caller.map(str::to_owned),
             tool,
             digest: digest(arguments.unwrap_or("{}")),
+            trace_id: crate::telemetry::trace_id(traceparent),
             started: std::time::Instant::now(),
             done: false,
         })
@@ -172,6 +180,7 @@ impl AuditCall {
             outcome,
             refused_by,
             duration: self.started.elapsed(),
+            trace_id: self.trace_id.as_deref(),
         });
     }
 }

@@ -40,9 +40,14 @@ mod error;
 mod feature_hints;
 mod fence;
 mod message_log;
+pub mod metrics;
 pub mod middleware;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "otel")]
+pub mod otel;
+#[cfg(any(feature = "oauth", feature = "otel"))]
+mod outbound;
 pub mod policy;
 mod prompt;
 pub mod protocol;
@@ -57,6 +62,7 @@ mod session;
 mod skills;
 mod state;
 pub mod tasks;
+mod telemetry;
 pub mod testing;
 mod transport;
 mod uri_template;
@@ -161,7 +167,7 @@ mod book {
         Transports = "book/src/transports.md";
         #[cfg(all(feature = "http", feature = "oauth"))]
         Security = "book/src/security.md";
-        #[cfg(feature = "http")]
+        #[cfg(all(feature = "http", feature = "otel"))]
         Operating = "book/src/operating.md";
         Testing = "book/src/testing.md";
         #[cfg(feature = "redis")]

@@ -10,6 +10,9 @@
 //! again for an unknown key at most every `OAUTH_MIN_REFRESH_MS`), or with
 //! `OAUTH_INTROSPECTION=1` opaque tokens asked about at its introspection endpoint as the
 //! client `mcp-server` (`Introspection`, answers kept `OAUTH_CACHE_MS`).
+//!
+//! `METRICS=1` serves the metrics at `/metrics`; `OTEL_EXPORTER_OTLP_ENDPOINT` exports spans
+//! and metrics over OTLP (`otel::Otlp::from_env`).
 
 use mcp_runtime::AuthInfo;
 use mcp_runtime::http::{BearerTokens, HttpOptions};
@@ -88,6 +91,22 @@ fn admin_page() -> String {
     "for admins".into()
 }
 
+/// Work in a span of its own, a child of the request's; answers the trace id.
+#[tool]
+async fn traced(text: String) -> String {
+    use opentelemetry::trace::{TraceContextExt, Tracer};
+    let tracer = opentelemetry::global::tracer("caller");
+    tracer.in_span(format!("shout {text}"), |cx| {
+        cx.span().span_context().trace_id().to_string()
+    })
+}
+
+/// Always fails, as a tool error.
+#[tool]
+fn fail() -> Result<String, ToolError> {
+    Err(ToolError::new("this tool always fails"))
+}
+
 /// A tool the server offers to no one until a session unlocks it.
 #[tool]
 fn secret() -> &'static str {
@@ -137,6 +156,10 @@ async fn main() -> mcp_runtime::Result<()> {
     }
     let server = builder.build()?;
     server.disable_tool("secret");
+    let telemetry = match mcp_runtime::otel::Otlp::from_env() {
+        Some(otlp) => Some(otlp.install(&server).map_err(std::io::Error::other)?),
+        None => None,
+    };
     let mut args = std::env::args().skip(1);
     match (args.next().as_deref(), args.next()) {
         (Some("--http"), Some(addr)) => {
@@ -162,8 +185,15 @@ async fn main() -> mcp_runtime::Result<()> {
             if std::env::var("HTTP_STATELESS").is_ok_and(|v| v == "1") {
                 options = options.stateless(true);
             }
-            server.serve_http_with(addr, options).await
+            if std::env::var("METRICS").is_ok_and(|v| v == "1") {
+                options = options.metrics_route("/metrics");
+            }
+            server.serve_http_with(addr, options).await?;
         }
-        _ => server.serve_stdio().await,
+        _ => server.serve_stdio().await?,
     }
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
+    }
+    Ok(())
 }

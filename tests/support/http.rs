@@ -776,3 +776,14 @@ pub fn next_message(events: &mut EventStream) -> Value {
         }
     }
 }
+
+/// `text` percent-encoded for a query string or a form: everything but letters, digits and
+/// `-._`.
+pub fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

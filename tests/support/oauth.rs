@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use serde_json::Value;
 
 use crate::TIMEOUT;
-use crate::http::Request;
+use crate::http::{Request, url_encode};
 
 /// The authorization server, running until dropped.
 pub struct AuthorizationServer {
@@ -99,8 +99,8 @@ impl AuthorizationServer {
     pub fn client_credentials(&self, client: &str, scope: &str, resource: &str) -> String {
         let form = format!(
             "grant_type=client_credentials&scope={}&resource={}",
-            encode(scope),
-            encode(resource)
+            url_encode(scope),
+            url_encode(resource)
         );
         let response = Request::new(self.addr, "POST", "/token")
             .header("Content-Type", "application/x-www-form-urlencoded")
@@ -134,15 +134,6 @@ impl Drop for AuthorizationServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 fn basic(id: &str, secret: &str) -> String {

@@ -18,7 +18,11 @@
 //! Over HTTP every request needs a bearer token, and the token's user owns the notes: one of
 //! `NOTES_TOKENS` (`user:token,…`, each granting both scopes), or with `--issuer` a JWT from
 //! that OAuth authorization server, for this server (`--public-url`, the URL clients use; by
-//! default `http://ADDR/mcp`). Reading needs the scope `notes:read`, writing `notes:write`. With `MCP_REDIS_URL` set, the server
+//! default `http://ADDR/mcp`). Reading needs the scope `notes:read`, writing `notes:write`.
+//!
+//! For the operator: `--metrics` serves the metrics at `/metrics` (Prometheus text, behind
+//! the same tokens), and with `OTEL_EXPORTER_OTLP_ENDPOINT` set every request is a span and
+//! the metrics are exported over OTLP. With `MCP_REDIS_URL` set, the server
 //! is one replica of several sharing sessions (and so pins) through that Redis, and the same
 //! database file.
 
@@ -28,6 +32,7 @@ use std::time::Duration;
 
 use mcp_runtime::http::{BearerTokens, HttpOptions};
 use mcp_runtime::oauth::JwtVerifier;
+use mcp_runtime::otel::Otlp;
 use mcp_runtime::prelude::*;
 use mcp_runtime::serde::{Deserialize, Serialize};
 use mcp_runtime::{AuthInfo, State, resource_not_found, schemars};
@@ -292,9 +297,10 @@ fn summarize_notes(
     Ok(vec![PromptMessage::user(text)])
 }
 
-/// The command line: `[--http ADDR] [--db PATH] [--issuer URL] [--public-url URL]`.
+/// The command line: `[--http ADDR] [--db PATH] [--issuer URL] [--public-url URL] [--metrics]`.
 struct Args {
     http: Option<String>,
+    metrics: bool,
     db: PathBuf,
     issuer: Option<String>,
     public_url: Option<String>,
@@ -303,12 +309,17 @@ struct Args {
 fn args() -> Result<Args, String> {
     let mut parsed = Args {
         http: None,
+        metrics: false,
         db: PathBuf::from("notes.db"),
         issuer: None,
         public_url: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
+        if arg == "--metrics" {
+            parsed.metrics = true;
+            continue;
+        }
         let value = args.next();
         match (arg.as_str(), value) {
             ("--http", Some(addr)) => parsed.http = Some(addr),
@@ -317,7 +328,7 @@ fn args() -> Result<Args, String> {
             ("--public-url", Some(url)) => parsed.public_url = Some(url),
             _ => {
                 return Err(format!(
-                    "usage: notes [--http ADDR] [--db PATH] [--issuer URL] [--public-url URL] (not `{arg}`)"
+                    "usage: notes [--http ADDR] [--db PATH] [--issuer URL] [--public-url URL] [--metrics] (not `{arg}`)"
                 ));
             }
         }
@@ -374,13 +385,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         None => HttpOptions::default().auth(tokens()?),
     };
+    let options = if args.metrics {
+        options.metrics_route("/metrics")
+    } else {
+        options
+    };
     #[cfg(feature = "redis")]
-    if let Ok(url) = std::env::var("MCP_REDIS_URL") {
-        let redis = mcp_runtime::redis::RedisCluster::connect(&url).await?;
-        let server = redis.server(builder).build()?;
-        server.serve_http_with(addr, redis.http(options)).await?;
-        return Ok(());
+    let (server, options) = match std::env::var("MCP_REDIS_URL") {
+        Ok(url) => {
+            let redis = mcp_runtime::redis::RedisCluster::connect(&url).await?;
+            (redis.server(builder).build()?, redis.http(options))
+        }
+        Err(_) => (builder.build()?, options),
+    };
+    #[cfg(not(feature = "redis"))]
+    let server = builder.build()?;
+    // Spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT names a collector.
+    let telemetry = match Otlp::from_env() {
+        Some(otlp) => Some(otlp.install(&server)?),
+        None => None,
+    };
+    server.serve_http_with(addr, options).await?;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
     }
-    builder.build()?.serve_http_with(addr, options).await?;
     Ok(())
 }

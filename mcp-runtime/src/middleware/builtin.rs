@@ -117,6 +117,13 @@ impl Layer for AuditLayer {
                 tool,
                 request.auth().map(|a| a.subject.as_str()),
                 arguments.as_deref(),
+                || {
+                    request
+                        .params()
+                        .pointer("/_meta/traceparent")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                },
             );
             let result = next.run(request).await;
             if let Some(call) = call {

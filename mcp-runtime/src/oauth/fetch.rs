@@ -8,11 +8,9 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Bytes;
 use hyper::{Request, Uri};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
+
+use crate::outbound::Client;
 
 /// How long one exchange with the authorization server may take, connection included.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -21,7 +19,7 @@ const MAX_ANSWER_BYTES: usize = 1 << 20;
 
 #[derive(Clone)]
 pub(crate) struct Fetcher {
-    client: Result<Client<HttpsConnector<HttpConnector>, Full<Bytes>>, String>,
+    client: Result<Client, String>,
 }
 
 impl std::fmt::Debug for Fetcher {
@@ -32,16 +30,9 @@ impl std::fmt::Debug for Fetcher {
 
 impl Fetcher {
     pub(crate) fn new() -> Self {
-        // The crypto provider is named here rather than taken from the process default, so
-        // another crate's choice cannot make the first fetch panic.
-        let client = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
-            .map(|builder| {
-                let connector = builder.https_or_http().enable_http1().build();
-                Client::builder(TokioExecutor::new()).build(connector)
-            })
-            .map_err(|e| format!("no root certificates to check the authorization server's: {e}"));
-        Fetcher { client }
+        Fetcher {
+            client: crate::outbound::client(),
+        }
     }
 
     /// GETs `url` and parses its JSON answer.

@@ -811,6 +811,7 @@ impl ServerBuilder {
                     self.per_client_schema_profiles,
                     self.client_schema_profiles,
                 ),
+                metrics: crate::metrics::Metrics::default(),
             }),
         };
         server.join_cluster();

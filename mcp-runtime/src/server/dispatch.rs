@@ -198,9 +198,12 @@ impl Server {
                 }
                 Routed::Reply(None)
             }
-            Ok(Incoming::Request { id, method, params }) => self
-                .request(session, &id, &method, params, out)
-                .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error)))),
+            Ok(Incoming::Request { id, method, params }) => {
+                self.observed(session, &id, &method, params, out, || {
+                    self.request(session, &id, &method, params, out)
+                        .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error))))
+                })
+            }
         }
     }
 

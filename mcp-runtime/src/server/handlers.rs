@@ -185,6 +185,7 @@ impl Server {
             descriptor.name,
             caller.map(|c| c.subject.as_str()),
             p.arguments.map(RawValue::get),
+            || crate::telemetry::traceparent_of(req.params.map(RawValue::get)),
         );
         // A policy that waits is consulted as the call begins, before the tool runs.
         let mut consult = None;

@@ -14,6 +14,7 @@ mod layered;
 mod lifecycle;
 mod listeners;
 mod lists;
+mod observe;
 mod request;
 mod scopes;
 mod skills;
@@ -130,6 +131,19 @@ struct ServerInner {
     pending_changes: AtomicU8,
     /// The schema profiles served, and which client gets which.
     schema_profiles: ServerProfiles,
+    /// What it is doing, in numbers (kept once enabled).
+    metrics: crate::metrics::Metrics,
+}
+
+/// A server that may have been dropped (for callbacks that must not keep it alive).
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+pub(crate) struct WeakServer(Weak<ServerInner>);
+
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+impl WeakServer {
+    pub(crate) fn upgrade(&self) -> Option<Server> {
+        self.0.upgrade().map(|inner| Server { inner })
+    }
 }
 
 impl fmt::Debug for Server {
@@ -142,6 +156,11 @@ impl fmt::Debug for Server {
 }
 
 impl Server {
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub(crate) fn downgrade(&self) -> WeakServer {
+        WeakServer(Arc::downgrade(&self.inner))
+    }
+
     /// The server's name and version, as sent in `serverInfo`.
     pub fn info(&self) -> &Implementation {
         &self.inner.info

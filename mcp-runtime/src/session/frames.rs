@@ -66,6 +66,7 @@ impl Outbound {
                 bytes = frame.len(),
                 "the peer is not reading: a notification is dropped"
             );
+            crate::metrics::Metrics::notification_dropped();
             return;
         }
         self.send(frame);

@@ -37,6 +37,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode};
+use axum::response::IntoResponse as _;
 use axum::routing::{MethodRouter, get};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -73,6 +74,24 @@ impl HttpOptions {
     }
 }
 
+/// The metrics route: the server's metrics in the Prometheus text format.
+async fn metrics_text(
+    axum::extract::State(state): axum::extract::State<Arc<HttpState>>,
+) -> axum::response::Response {
+    let text = state
+        .server
+        .metrics()
+        .render_prometheus(state.server.session_count());
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
 /// Every route, with its handlers: the one list both the router and
 /// [`HttpOptions::routes`] are made from.
 fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpState>>)> {
@@ -101,6 +120,9 @@ fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpSt
             route(&path, &[Method::GET], true),
             get(security::protected_resource_metadata),
         ));
+    }
+    if let Some(path) = &options.metrics_path {
+        table.push((route(path, &[Method::GET], false), get(metrics_text)));
     }
     #[cfg(feature = "legacy-sse")]
     table.extend(
@@ -201,6 +223,9 @@ impl Server {
         let sessionless_in_flight = Arc::new(tokio::sync::Semaphore::new(
             options.max_in_flight_sessionless.max(1),
         ));
+        if options.metrics_path.is_some() {
+            self.metrics().enable();
+        }
         let public_paths = options
             .routes()
             .into_iter()

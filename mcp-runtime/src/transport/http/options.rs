@@ -49,6 +49,7 @@ pub struct HttpOptions {
     pub(crate) max_connections: usize,
     pub(crate) max_connections_per_peer: usize,
     pub(crate) sse_keep_alive: Duration,
+    pub(crate) metrics_path: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -79,6 +80,7 @@ impl Default for HttpOptions {
             max_connections: 4096,
             max_connections_per_peer: 256,
             sse_keep_alive: Duration::from_secs(15),
+            metrics_path: None,
         }
     }
 }
@@ -255,6 +257,22 @@ impl HttpOptions {
     /// it open and a client that is gone is noticed by the write that fails.
     pub fn sse_keep_alive(mut self, every: Duration) -> Self {
         self.sse_keep_alive = every;
+        self
+    }
+
+    /// Serves the server's metrics at `path` (e.g. `/metrics`) in the Prometheus text format,
+    /// and starts keeping them (see [`crate::metrics`]). Off by default. The route is behind
+    /// the same checks as the MCP endpoint, the bearer token included when the server has a
+    /// verifier: give the scraper a token of its own.
+    ///
+    /// ```
+    /// use mcp_runtime::http::HttpOptions;
+    ///
+    /// let options = HttpOptions::default().metrics_route("/metrics");
+    /// assert!(options.routes().iter().any(|r| r.path == "/metrics" && !r.public));
+    /// ```
+    pub fn metrics_route(mut self, path: impl Into<String>) -> Self {
+        self.metrics_path = Some(path.into());
         self
     }
 }

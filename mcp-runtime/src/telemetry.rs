@@ -1,0 +1,319 @@
+//! A span per request (feature `otel`, once [`otel::Otlp::install`](crate::otel::Otlp::install)
+//! ran), following the OpenTelemetry semantic conventions for MCP servers; and the trace a
+//! request belongs to, for the audit record, with or without the feature.
+
+use serde::Deserialize;
+
+/// The W3C trace context a request carries in `params._meta` (SEP-414: the keys unprefixed).
+#[derive(Default, Deserialize)]
+pub(crate) struct TraceMeta {
+    #[serde(default)]
+    pub traceparent: Option<String>,
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    #[serde(default)]
+    pub tracestate: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+struct WithMeta {
+    #[serde(rename = "_meta", default)]
+    meta: Option<TraceMeta>,
+}
+
+/// The trace id (32 hex digits) of a request: its span's when requests are traced, else
+/// that of the `traceparent` it carries (read by `traceparent`), if valid.
+pub(crate) fn trace_id(traceparent: impl FnOnce() -> Option<String>) -> Option<String> {
+    #[cfg(feature = "otel")]
+    if let Some(id) = imp::current_trace_id() {
+        return Some(id);
+    }
+    traceparent_trace_id(&traceparent()?)
+}
+
+/// The `traceparent` of a request's raw parameters (`_meta.traceparent`).
+pub(crate) fn traceparent_of(params: Option<&str>) -> Option<String> {
+    serde_json::from_str::<WithMeta>(params?)
+        .ok()?
+        .meta?
+        .traceparent
+}
+
+/// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), unless it is
+/// malformed or all zeros.
+pub(crate) fn traceparent_trace_id(value: &str) -> Option<String> {
+    let mut parts = value.trim().split('-');
+    let (version, trace, parent, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let valid = hex(version, 2)
+        && version != "ff"
+        && hex(trace, 32)
+        && hex(parent, 16)
+        && hex(flags, 2)
+        && trace.bytes().any(|b| b != b'0')
+        && parent.bytes().any(|b| b != b'0');
+    valid.then(|| trace.to_ascii_lowercase())
+}
+
+pub(crate) use imp::{RequestSpan, start_span, tracing_on};
+
+#[cfg(not(feature = "otel"))]
+mod imp {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+
+    use serde_json::value::RawValue;
+
+    use crate::protocol::RequestId;
+    use crate::session::{RequestChannel, Session};
+
+    /// No span can exist without the feature.
+    pub(crate) enum RequestSpan {}
+
+    type Work = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'static>>;
+
+    impl RequestSpan {
+        pub(crate) fn in_scope<R>(&self, _: impl FnOnce() -> R) -> R {
+            match *self {}
+        }
+        pub(crate) fn around(&self, _: Work) -> Work {
+            match *self {}
+        }
+        pub(crate) fn end(self, _: Option<&str>, _: Option<&str>) {
+            match self {}
+        }
+    }
+
+    pub(crate) fn tracing_on() -> bool {
+        false
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_span(
+        _: &Arc<Session>,
+        _: &RequestId,
+        _: &str,
+        _: Option<&(&'static str, String)>,
+        _: Option<&str>,
+        _: Option<&RawValue>,
+        _: &RequestChannel,
+    ) -> Option<RequestSpan> {
+        None
+    }
+}
+
+#[cfg(feature = "otel")]
+mod imp {
+    use std::collections::HashMap;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{Arc, OnceLock};
+
+    use opentelemetry::propagation::{Extractor, TextMapPropagator};
+    use opentelemetry::trace::{
+        FutureExt as _, SpanKind, Status, TraceContextExt as _, Tracer as _,
+    };
+    use opentelemetry::{Context, KeyValue};
+    use opentelemetry_sdk::propagation::TraceContextPropagator;
+    use serde_json::value::RawValue;
+    use sha2::{Digest, Sha256};
+
+    use crate::protocol::RequestId;
+    use crate::session::{RequestChannel, Session};
+
+    /// The tracer of the runtime's request spans, once `Otlp::install` made one.
+    static TRACER: OnceLock<opentelemetry_sdk::trace::SdkTracer> = OnceLock::new();
+
+    pub(crate) fn install(tracer: opentelemetry_sdk::trace::SdkTracer) {
+        let _ = TRACER.set(tracer);
+    }
+
+    pub(crate) fn tracing_on() -> bool {
+        TRACER.get().is_some()
+    }
+
+    pub(crate) fn current_trace_id() -> Option<String> {
+        let cx = Context::current();
+        let span = cx.span();
+        let context = span.span_context();
+        context.is_valid().then(|| context.trace_id().to_string())
+    }
+
+    /// The span of one request, and the context its handler runs in.
+    pub(crate) struct RequestSpan {
+        cx: Context,
+    }
+
+    type Work = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'static>>;
+
+    impl RequestSpan {
+        /// Runs `f` with the span as the current context (the synchronous part of serving).
+        pub(crate) fn in_scope<R>(&self, f: impl FnOnce() -> R) -> R {
+            let _attached = self.cx.clone().attach();
+            f()
+        }
+
+        /// The handler's work, run with the span as its context: spans it starts are the
+        /// request's children.
+        pub(crate) fn around(&self, work: Work) -> Work {
+            Box::pin(work.with_context(self.cx.clone()))
+        }
+
+        /// Ends the span: `error.type` and an error status when the request failed.
+        pub(crate) fn end(self, error: Option<&str>, message: Option<&str>) {
+            let span = self.cx.span();
+            if let Some(error) = error {
+                span.set_attribute(KeyValue::new("error.type", error.to_owned()));
+                if error.parse::<i64>().is_ok() {
+                    span.set_attribute(KeyValue::new("rpc.response.status_code", error.to_owned()));
+                }
+                span.set_status(Status::error(message.unwrap_or(error).to_owned()));
+            }
+            span.end();
+        }
+    }
+
+    struct Carrier<'a>(HashMap<&'static str, &'a str>);
+
+    impl Extractor for Carrier<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key).copied()
+        }
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().copied().collect()
+        }
+    }
+
+    /// The caller's trace context: `params._meta` first (the MCP convention), else the HTTP
+    /// request's `traceparent` header.
+    fn parent(params: Option<&RawValue>, channel: &RequestChannel) -> Context {
+        let meta = params
+            .and_then(|p| serde_json::from_str::<super::WithMeta>(p.get()).ok())
+            .and_then(|w| w.meta)
+            .unwrap_or_default();
+        let mut carrier = HashMap::new();
+        if let Some(traceparent) = meta.traceparent.as_deref() {
+            carrier.insert("traceparent", traceparent);
+            if let Some(state) = meta.tracestate.as_deref() {
+                carrier.insert("tracestate", state);
+            }
+        } else if let Some(http) = &channel.http {
+            for name in ["traceparent", "tracestate"] {
+                if let Some(value) = http.headers().get(name).and_then(|v| v.to_str().ok()) {
+                    carrier.insert(name, value);
+                }
+            }
+        }
+        if carrier.is_empty() {
+            return Context::new();
+        }
+        TraceContextPropagator::new().extract(&Carrier(carrier))
+    }
+
+    /// Starts the span of a request, named `{mcp.method.name} {target}`.
+    pub(crate) fn start_span(
+        session: &Arc<Session>,
+        id: &RequestId,
+        method: &str,
+        target: Option<&(&'static str, String)>,
+        uri: Option<&str>,
+        params: Option<&RawValue>,
+        channel: &RequestChannel,
+    ) -> Option<RequestSpan> {
+        let tracer = TRACER.get()?;
+        let parent = parent(params, channel);
+        let name = match target {
+            Some((_, name)) => format!("{method} {name}"),
+            None => method.to_owned(),
+        };
+        let mut attributes = vec![
+            KeyValue::new("mcp.method.name", method.to_owned()),
+            KeyValue::new("jsonrpc.request.id", request_id(id)),
+            KeyValue::new(
+                "network.transport",
+                if channel.http.is_some() {
+                    "tcp"
+                } else {
+                    "pipe"
+                },
+            ),
+        ];
+        if channel.http.is_some() {
+            attributes.push(KeyValue::new("network.protocol.name", "http"));
+        }
+        if let Some((key, name)) = target {
+            attributes.push(KeyValue::new(*key, name.clone()));
+            if *key == "gen_ai.tool.name" {
+                attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            }
+        }
+        if let Some(uri) = uri {
+            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_owned()));
+        }
+        if let Some(negotiated) = session.negotiated() {
+            attributes.push(KeyValue::new(
+                "mcp.protocol.version",
+                negotiated.version.as_str(),
+            ));
+        }
+        // The session id lets whoever holds it act in the session: spans carry a digest of
+        // it, which tells sessions apart without handing them to the tracing backend.
+        if session.is_session()
+            && let Some(key) = session.key()
+        {
+            let digest = Sha256::digest(key.as_bytes());
+            let short: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+            attributes.push(KeyValue::new("mcp.session.id", short));
+        }
+        let span = tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_attributes(attributes)
+            .start_with_context(tracer, &parent);
+        Some(RequestSpan {
+            cx: parent.with_span(span),
+        })
+    }
+
+    fn request_id(id: &RequestId) -> String {
+        match serde_json::to_value(id) {
+            Ok(serde_json::Value::String(text)) => text,
+            Ok(other) => other.to_string(),
+            Err(_) => String::new(),
+        }
+    }
+}
+
+#[cfg(feature = "otel")]
+pub(crate) use imp::install;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_traceparent_names_its_trace_unless_malformed() {
+        assert_eq!(
+            traceparent_trace_id("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+                .as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        for bad in [
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473x-00f067aa0ba902b7-01",
+            "garbage",
+        ] {
+            assert_eq!(traceparent_trace_id(bad), None, "{bad}");
+        }
+        let params = r#"{"name":"x","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}"#;
+        assert_eq!(
+            trace_id(|| traceparent_of(Some(params))).as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
+        assert_eq!(trace_id(|| traceparent_of(Some(r#"{"name":"x"}"#))), None);
+    }
+}
