@@ -12,7 +12,7 @@ use mcp_tests::Scratch;
 use mcp_tests::http::{HttpServer, Request, Session, url_encode};
 use serde_json::{Value, json};
 
-const TOKENS: &str = "token-a:alice,scraper-token:prometheus";
+const TOKENS: &str = "token-a:alice,scraper-token:prometheus:metrics:read";
 
 fn caller(env: &[(&str, &str)]) -> HttpServer {
     HttpServer::spawn(env!("CARGO_BIN_EXE_caller").as_ref(), env)
@@ -63,15 +63,20 @@ fn the_metrics_route_counts_requests_and_a_real_prometheus_scrapes_it() {
     let made_up = session.request(6, "made/up", json!({}));
     assert_eq!(made_up["error"]["code"], -32601, "{made_up}");
 
-    // The route is behind the same gate as the endpoint.
+    // The route is behind the same gate as the endpoint, and for the operator only.
     assert_eq!(metrics_text(&server, None).0, 401);
+    assert_eq!(metrics_text(&server, Some("token-a")).0, 403);
     let (status, text) = metrics_text(&server, Some("scraper-token"));
     assert_eq!(status, 200, "{text}");
+    assert!(
+        !text.contains("no_such_tool"),
+        "made-up names are not kept: {text}"
+    );
     for line in [
         "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"whoami\"} 3",
         "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"fail\",error_type=\"tool_error\"} 1",
-        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"no_such_tool\",error_type=\"-32602\"} 1",
-        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"_other\",error_type=\"-32601\"} 1",
+        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"_OTHER\",error_type=\"-32602\"} 1",
+        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"_OTHER\",error_type=\"-32601\"} 1",
         "mcp_server_operation_duration_seconds_count{mcp_method_name=\"initialize\"} 1",
         "mcp_server_requests_in_flight 0",
         "mcp_server_sessions 1",

@@ -28,7 +28,7 @@ pub const DURATION_BUCKETS: [f64; 18] = [
 ];
 
 /// The most series of the duration histogram kept; requests beyond them are counted under
-/// the target `_other`, so made-up tool names cannot grow the metrics without bound.
+/// the target `_OTHER`, so made-up tool names cannot grow the metrics without bound.
 pub const MAX_SERIES: usize = 2000;
 
 /// The server's metrics. Every [`Server`](crate::Server) has one
@@ -173,7 +173,7 @@ impl Metrics {
             && self.find(labels).is_none()
         {
             Labels {
-                target: labels.target.map(|(key, _)| (key, "_other")),
+                target: labels.target.map(|(key, _)| (key, "_OTHER")),
                 ..labels
             }
         } else {
@@ -382,7 +382,7 @@ mod tests {
         }
         let text = metrics.render_prometheus(0);
         assert!(text.contains(
-            "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"_other\",error_type=\"-32602\"} 50\n"
+            "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"_OTHER\",error_type=\"-32602\"} 50\n"
         ), "{text}");
     }
 

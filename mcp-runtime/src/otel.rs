@@ -153,6 +153,12 @@ impl Otlp {
     pub fn install(self, server: &Server) -> Result<Telemetry, OtelError> {
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| OtelError("install it inside the Tokio runtime".into()))?;
+        static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if INSTALLED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err(OtelError(
+                "already installed in this process: install once, for one server".into(),
+            ));
+        }
         let client = Exporting {
             client: crate::outbound::client().map_err(OtelError)?,
             runtime,
@@ -205,8 +211,7 @@ impl Otlp {
         instruments(&meter_provider, server);
         server.metrics().enable();
         Ok(Telemetry {
-            tracer_provider,
-            meter_provider,
+            providers: Some((tracer_provider, meter_provider)),
         })
     }
 }
@@ -256,10 +261,10 @@ fn instruments(provider: &SdkMeterProvider, server: &Server) {
 }
 
 /// The installed exporters. [`shutdown`](Self::shutdown) sends what is buffered before the
-/// process ends (spans are sent in batches, metrics periodically).
+/// process ends (spans are sent in batches, metrics periodically); dropped without it, they
+/// are shut down on a thread of their own, without waiting.
 pub struct Telemetry {
-    tracer_provider: SdkTracerProvider,
-    meter_provider: SdkMeterProvider,
+    providers: Option<(SdkTracerProvider, SdkMeterProvider)>,
 }
 
 impl fmt::Debug for Telemetry {
@@ -271,7 +276,9 @@ impl fmt::Debug for Telemetry {
 impl Telemetry {
     /// Sends every buffered span and the metrics now, without stopping.
     pub async fn flush(&self) {
-        let (tracer, meter) = (self.tracer_provider.clone(), self.meter_provider.clone());
+        let Some((tracer, meter)) = self.providers.clone() else {
+            return;
+        };
         // The exporters block their caller while the runtime sends: off the runtime's
         // threads, so a one-thread runtime can send meanwhile.
         let _ = tokio::task::spawn_blocking(move || {
@@ -282,17 +289,30 @@ impl Telemetry {
     }
 
     /// Sends what is buffered and stops exporting.
-    pub async fn shutdown(self) {
-        let Telemetry {
-            tracer_provider,
-            meter_provider,
-        } = self;
-        let _ = tokio::task::spawn_blocking(move || {
-            let _ = tracer_provider.shutdown();
-            let _ = meter_provider.shutdown();
-        })
-        .await;
+    pub async fn shutdown(mut self) {
+        if let Some(providers) = self.providers.take() {
+            let _ = tokio::task::spawn_blocking(move || stop(providers)).await;
+        }
     }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        let Some(providers) = self.providers.take() else {
+            return;
+        };
+        // Stopping blocks until the last export is sent, which needs the runtime: never on
+        // one of its threads.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(move || stop(providers))),
+            Err(_) => stop(providers),
+        }
+    }
+}
+
+fn stop((tracer, meter): (SdkTracerProvider, SdkMeterProvider)) {
+    let _ = tracer.shutdown();
+    let _ = meter.shutdown();
 }
 
 /// The exporters' HTTP client: the runtime's, its requests run on the Tokio runtime the

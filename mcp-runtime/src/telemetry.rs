@@ -41,18 +41,25 @@ pub(crate) fn traceparent_of(params: Option<&str>) -> Option<String> {
 /// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), unless it is
 /// malformed or all zeros.
 pub(crate) fn traceparent_trace_id(value: &str) -> Option<String> {
-    let mut parts = value.trim().split('-');
-    let (version, trace, parent, flags) =
-        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
-    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let parts: Vec<&str> = value.trim().split('-').collect();
+    let [version, trace, parent, flags, rest @ ..] = parts.as_slice() else {
+        return None;
+    };
+    // Lowercase hex only, as W3C Trace Context says; version 00 has exactly four fields.
+    let hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
     let valid = hex(version, 2)
-        && version != "ff"
+        && *version != "ff"
+        && (*version != "00" || rest.is_empty())
         && hex(trace, 32)
         && hex(parent, 16)
         && hex(flags, 2)
         && trace.bytes().any(|b| b != b'0')
         && parent.bytes().any(|b| b != b'0');
-    valid.then(|| trace.to_ascii_lowercase())
+    valid.then(|| (*trace).to_owned())
 }
 
 pub(crate) use imp::{RequestSpan, start_span, tracing_on};
@@ -305,6 +312,8 @@ mod tests {
             "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
             "00-4bf92f3577b34da6a3ce929d0e0e473x-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
             "garbage",
         ] {
             assert_eq!(traceparent_trace_id(bad), None, "{bad}");

@@ -11,7 +11,7 @@
 //! `OAUTH_INTROSPECTION=1` opaque tokens asked about at its introspection endpoint as the
 //! client `mcp-server` (`Introspection`, answers kept `OAUTH_CACHE_MS`).
 //!
-//! `METRICS=1` serves the metrics at `/metrics`; `OTEL_EXPORTER_OTLP_ENDPOINT` exports spans
+//! `METRICS=1` serves the metrics at `/metrics`, for tokens with the scope `metrics:read`; `OTEL_EXPORTER_OTLP_ENDPOINT` exports spans
 //! and metrics over OTLP (`otel::Otlp::from_env`).
 
 use mcp_runtime::AuthInfo;
@@ -186,7 +186,9 @@ async fn main() -> mcp_runtime::Result<()> {
                 options = options.stateless(true);
             }
             if std::env::var("METRICS").is_ok_and(|v| v == "1") {
-                options = options.metrics_route("/metrics");
+                options = options
+                    .metrics_route("/metrics")
+                    .metrics_scope("metrics:read");
             }
             server.serve_http_with(addr, options).await?;
         }

@@ -41,8 +41,13 @@ pub(crate) fn candidates(issuer: &str) -> Result<Vec<String>, String> {
 pub(crate) async fn discover(fetcher: &Fetcher, issuer: &str) -> Result<Metadata, String> {
     let mut failures = Vec::new();
     for url in candidates(issuer)? {
-        match fetcher.get_json(&url).await {
-            Ok(document) => return metadata(issuer, &url, &document),
+        // A document for another issuer is not used; the next place may hold the right one.
+        match fetcher
+            .get_json(&url)
+            .await
+            .and_then(|document| metadata(issuer, &url, &document))
+        {
+            Ok(found) => return Ok(found),
             Err(failure) => failures.push(failure),
         }
     }

@@ -67,12 +67,33 @@ impl std::fmt::Debug for Introspection {
     }
 }
 
-#[derive(Default)]
 struct Shared {
     fetcher: OnceLock<Fetcher>,
-    endpoint: tokio::sync::OnceCell<String>,
+    /// The endpoint found, or why not and when (a failure is not tried again for a while).
+    endpoint: tokio::sync::Mutex<Option<(Result<String, String>, Instant)>>,
     cache: Mutex<HashMap<[u8; 32], (Instant, AuthInfo)>>,
+    /// Bounds the questions in flight at once: a flood of made-up tokens costs the
+    /// authorization server this many concurrent requests, no more.
+    asking: tokio::sync::Semaphore,
 }
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            fetcher: OnceLock::new(),
+            endpoint: tokio::sync::Mutex::new(None),
+            cache: Mutex::new(HashMap::new()),
+            asking: tokio::sync::Semaphore::new(MAX_ASKING),
+        }
+    }
+}
+
+/// The most introspection requests in flight at once.
+const MAX_ASKING: usize = 32;
+/// How long a request waits for its turn to ask before it is answered 503.
+const ASKING_WAIT: Duration = Duration::from_secs(5);
+/// How long a failed discovery of the endpoint is remembered before it is tried again.
+const DISCOVERY_BACKOFF: Duration = Duration::from_secs(5);
 
 impl Introspection {
     /// Asks `issuer`'s introspection endpoint about tokens, accepting those for `audience`,
@@ -134,32 +155,21 @@ impl Introspection {
             return Ok(info);
         }
         let fetcher = self.shared.fetcher.get_or_init(Fetcher::new);
-        let endpoint = self
-            .shared
-            .endpoint
-            .get_or_try_init(|| async {
-                match &self.endpoint {
-                    Some(url) => Ok(url.clone()),
-                    None => discovery::discover(fetcher, &self.issuer)
-                        .await?
-                        .introspection_endpoint
-                        .ok_or_else(|| {
-                            format!(
-                                "the metadata of `{}` names no introspection_endpoint",
-                                self.issuer
-                            )
-                        }),
-                }
-            })
+        let endpoint = self.find_endpoint(fetcher).await?;
+        let _turn = tokio::time::timeout(ASKING_WAIT, self.shared.asking.acquire())
             .await
-            .map_err(|failure| self.failed(&failure))?;
+            .ok()
+            .and_then(Result::ok)
+            .ok_or_else(|| {
+                unavailable("too many tokens are being checked at once: retry shortly")
+            })?;
         let client = self
             .client
             .as_ref()
             .map(|(id, secret)| (id.as_str(), secret.as_str()));
         let answer = fetcher
             .post_form(
-                endpoint,
+                &endpoint,
                 &[("token", token), ("token_type_hint", "access_token")],
                 client,
             )
@@ -169,9 +179,35 @@ impl Introspection {
             return Err(self.failed("the introspection answer is not a JSON object"));
         };
         let expires = self.judge(&answer)?;
-        let info = auth_info(answer);
+        let info = auth_info(answer)?;
         self.keep(digest, info.clone(), expires);
         Ok(info)
+    }
+
+    /// The introspection endpoint: named, or found in the issuer's metadata (once; a failure
+    /// is remembered for a few seconds, so requests do not each try again).
+    async fn find_endpoint(&self, fetcher: &Fetcher) -> Result<String, AuthRejection> {
+        if let Some(url) = &self.endpoint {
+            return Ok(url.clone());
+        }
+        let mut found = self.shared.endpoint.lock().await;
+        if let Some((outcome, at)) = &*found
+            && (outcome.is_ok() || at.elapsed() < DISCOVERY_BACKOFF)
+        {
+            return outcome.clone().map_err(|failure| self.failed(&failure));
+        }
+        let discovered = discovery::discover(fetcher, &self.issuer)
+            .await
+            .and_then(|metadata| {
+                metadata.introspection_endpoint.ok_or_else(|| {
+                    format!(
+                        "the metadata of `{}` names no introspection_endpoint",
+                        self.issuer
+                    )
+                })
+            });
+        *found = Some((discovered.clone(), Instant::now()));
+        discovered.map_err(|failure| self.failed(&failure))
     }
 
     fn failed(&self, failure: &str) -> AuthRejection {
@@ -194,7 +230,9 @@ impl Introspection {
         let audiences: Vec<&str> = match answer.get("aud") {
             Some(Value::String(one)) => vec![one.as_str()],
             Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
-            _ => Vec::new(),
+            None | Some(Value::Null) => Vec::new(),
+            // A number or an object is no audience, and not the absence of one either.
+            Some(_) => return invalid("the token's audience (aud) is malformed"),
         };
         let ours = audiences
             .iter()
@@ -208,9 +246,10 @@ impl Introspection {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        match answer.get("exp").and_then(Value::as_u64) {
-            Some(exp) if exp <= now => invalid("the token has expired"),
-            Some(exp) => Ok(Some(exp - now)),
+        // `exp` is a NumericDate: seconds, possibly with a fraction.
+        match answer.get("exp").and_then(Value::as_f64) {
+            Some(exp) if exp <= now as f64 => invalid("the token has expired"),
+            Some(exp) => Ok(Some(exp as u64 - now)),
             None => Ok(None),
         }
     }

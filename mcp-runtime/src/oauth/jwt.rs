@@ -52,8 +52,10 @@ const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
 /// tokens with made-up key ids costs the authorization server one request a period. The
 /// authorization server is reached over HTTPS (plain HTTP only on a loopback address).
 ///
-/// The caller it establishes ([`AuthInfo`]): `sub` as the subject, the scopes of `scope`
-/// (space-separated) or `scp`, `client_id` (or `azp`) as the client, and every claim.
+/// The caller it establishes ([`AuthInfo`]): `sub` as the subject (a token without one, for
+/// a client acting for itself, is `client:<client_id>`; one naming neither is refused), the
+/// scopes of `scope` (space-separated) or `scp`, `client_id` (or `azp`) as the client, and
+/// every claim.
 ///
 /// ```
 /// use mcp_runtime::http::HttpOptions;
@@ -77,19 +79,41 @@ pub struct JwtVerifier {
     jwks_uri: Option<String>,
     min_refresh: Duration,
     max_key_age: Duration,
+    access_token_type_only: bool,
     keys: Arc<KeyCache>,
+}
+
+/// The longest one fetch of the key set may take, discovery included.
+const FETCH_BUDGET: Duration = Duration::from_secs(10);
+
+/// The key set a token is verified with.
+enum Keys {
+    /// Fetched within the key age, or just now.
+    Current(Arc<KeySet>),
+    /// The set held, which could not be fetched anew.
+    Held(Arc<KeySet>),
+}
+
+impl Keys {
+    fn set(self) -> Arc<KeySet> {
+        match self {
+            Keys::Current(keys) | Keys::Held(keys) => keys,
+        }
+    }
 }
 
 /// The keys fetched, shared by the verifier's clones.
 #[derive(Debug, Default)]
 struct KeyCache {
     current: RwLock<Option<Arc<KeySet>>>,
-    /// Held while a fetch is under way, so concurrent requests wait for one fetch.
+    /// Held while a fetch is under way, so concurrent requests wait for one fetch (or, with
+    /// keys already held, use those meanwhile).
     fetching: tokio::sync::Mutex<Fetching>,
 }
 
 #[derive(Debug, Default)]
 struct Fetching {
+    /// When the last fetch ended, in success or failure.
     last_attempt: Option<Instant>,
     jwks_uri: Option<String>,
     fetcher: Option<Fetcher>,
@@ -128,6 +152,7 @@ impl JwtVerifier {
             jwks_uri: None,
             min_refresh: Duration::from_secs(30),
             max_key_age: Duration::from_secs(3600),
+            access_token_type_only: false,
             keys: Arc::default(),
         }
     }
@@ -194,20 +219,44 @@ impl JwtVerifier {
         self
     }
 
+    /// Accepts only tokens whose `typ` header says they are access tokens (`at+jwt`, RFC
+    /// 9068 §4), so no other JWT the issuer signs for this audience passes for one. Off by
+    /// default: many identity providers still type their access tokens `JWT`.
+    pub fn access_token_type_only(mut self) -> Self {
+        self.access_token_type_only = true;
+        self
+    }
+
     async fn check(&self, token: &str) -> Result<AuthInfo, AuthRejection> {
         let invalid = |why: &str| AuthRejection::InvalidToken(why.to_owned());
         let header = decode_header(token).map_err(|_| invalid("not a JWT"))?;
+        if self.access_token_type_only
+            && !header.typ.as_deref().is_some_and(|typ| {
+                typ.eq_ignore_ascii_case("at+jwt") || typ.eq_ignore_ascii_case("application/at+jwt")
+            })
+        {
+            return Err(invalid("not an access token (its typ is not at+jwt)"));
+        }
         if !self.algorithms.contains(&header.alg) {
             return Err(invalid(&format!(
                 "tokens signed with {:?} are not accepted",
                 header.alg
             )));
         }
-        let mut keys = self.keys(None).await?;
+        let mut keys = self.keys(None).await?.set();
         let mut matching = keys.matching(header.kid.as_deref(), header.alg);
         if matching.is_empty() {
             // A key this set does not hold: the authorization server may have rotated.
-            keys = self.keys(Some(&keys)).await?;
+            match self.keys(Some(&keys)).await? {
+                Keys::Current(fresh) => keys = fresh,
+                // The set could not be fetched again yet: the token may be good, so it is
+                // not refused as bad.
+                Keys::Held(_) => {
+                    return Err(unavailable(
+                        "the token's key is not among those fetched, which cannot be fetched again yet",
+                    ));
+                }
+            }
             matching = keys.matching(header.kid.as_deref(), header.alg);
         }
         if matching.is_empty() {
@@ -224,7 +273,7 @@ impl JwtVerifier {
         let mut refusal = invalid("bad signature");
         for key in matching {
             match decode::<Map<String, Value>>(token, &key.key, &validation) {
-                Ok(data) => return Ok(auth_info(data.claims)),
+                Ok(data) => return auth_info(data.claims),
                 Err(e) => refusal = rejection(e.kind()),
             }
         }
@@ -232,22 +281,40 @@ impl JwtVerifier {
     }
 
     /// The key set to verify with. With `stale` (a set that lacked the token's key), a newer
-    /// one if the refresh period allows a fetch, else `stale` itself.
-    async fn keys(&self, stale: Option<&Arc<KeySet>>) -> Result<Arc<KeySet>, AuthRejection> {
+    /// one if the refresh period allows a fetch; `Held` when no fetch was allowed, or none
+    /// succeeded, and the set already held is all there is.
+    async fn keys(&self, stale: Option<&Arc<KeySet>>) -> Result<Keys, AuthRejection> {
         let current = self.current();
         if stale.is_none()
             && let Some(keys) = &current
-            && keys.fetched.elapsed() < self.max_key_age
         {
-            return Ok(Arc::clone(keys));
+            if keys.fetched.elapsed() < self.max_key_age {
+                return Ok(Keys::Current(Arc::clone(keys)));
+            }
+            // Old keys: one request fetches anew, the others verify with the old ones
+            // meanwhile rather than wait for it.
+            return match self.keys.fetching.try_lock() {
+                Ok(mut fetching) => self.refresh(&mut fetching, current, None).await,
+                Err(_) => Ok(Keys::Held(Arc::clone(keys))),
+            };
         }
         let mut fetching = self.keys.fetching.lock().await;
-        // Another request may have fetched while this one waited.
+        self.refresh(&mut fetching, current, stale).await
+    }
+
+    /// Fetches the key set, unless another request did while this one waited, or the last
+    /// attempt ended less than the refresh period ago.
+    async fn refresh(
+        &self,
+        fetching: &mut Fetching,
+        current: Option<Arc<KeySet>>,
+        stale: Option<&Arc<KeySet>>,
+    ) -> Result<Keys, AuthRejection> {
         if let Some(keys) = self.current()
             && stale.is_none_or(|stale| !Arc::ptr_eq(stale, &keys))
             && keys.fetched.elapsed() < self.max_key_age
         {
-            return Ok(keys);
+            return Ok(Keys::Current(keys));
         }
         // With no keys at all every token is refused, so a failed first fetch is retried
         // sooner.
@@ -256,28 +323,30 @@ impl JwtVerifier {
         } else {
             self.min_refresh.min(Duration::from_secs(2))
         };
+        // The period runs from the end of the last attempt: requests that queued behind a
+        // slow or failing fetch are answered at once instead of each trying again.
         let allowed = fetching
             .last_attempt
             .is_none_or(|at| at.elapsed() >= period);
+        let unreachable = || unavailable("the authorization server's keys could not be fetched");
         if !allowed {
-            return current.ok_or_else(|| {
-                unavailable("the authorization server's keys could not be fetched")
-            });
+            return current.map(Keys::Held).ok_or_else(unreachable);
         }
+        let fetched = tokio::time::timeout(FETCH_BUDGET, self.fetch(fetching))
+            .await
+            .unwrap_or_else(|_| Err(format!("no key set within {} s", FETCH_BUDGET.as_secs())));
         fetching.last_attempt = Some(Instant::now());
-        match self.fetch(&mut fetching).await {
+        match fetched {
             Ok(keys) => {
                 let keys = Arc::new(keys);
                 *self.keys.current.write().unwrap_or_else(|p| p.into_inner()) =
                     Some(Arc::clone(&keys));
-                Ok(keys)
+                Ok(Keys::Current(keys))
             }
             Err(failure) => {
                 tracing::warn!(issuer = %self.issuer, "fetching the token keys failed: {failure}");
                 // Keys fetched before still verify until a fetch succeeds.
-                current.ok_or_else(|| {
-                    unavailable("the authorization server's keys could not be fetched")
-                })
+                current.map(Keys::Held).ok_or_else(unreachable)
             }
         }
     }

@@ -25,13 +25,25 @@ use serde_json::{Map, Value};
 use crate::auth::AuthInfo;
 use crate::http::AuthRejection;
 
-/// The caller a token's claims (or an introspection answer) describe.
-fn auth_info(claims: Map<String, Value>) -> AuthInfo {
-    let text = |key: &str| claims.get(key).and_then(Value::as_str).map(str::to_owned);
+/// The caller a token's claims (or an introspection answer) describe. The subject is `sub`;
+/// a token for a client acting for itself may have none, and is then the client's, as
+/// `client:<id>` (so no client id can pass for a user's subject). A token naming neither
+/// is refused: the subject is what sessions, tasks and sealed state belong to, and callers
+/// without one would share them.
+fn auth_info(claims: Map<String, Value>) -> Result<AuthInfo, AuthRejection> {
+    let text = |key: &str| {
+        claims
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
     let client_id = text("client_id").or_else(|| text("azp"));
     let subject = text("sub")
-        .or_else(|| client_id.clone())
-        .unwrap_or_default();
+        .or_else(|| client_id.as_ref().map(|id| format!("client:{id}")))
+        .ok_or_else(|| {
+            AuthRejection::InvalidToken("the token names no subject (sub) and no client".into())
+        })?;
     // `scope` is a space-separated string (RFC 8693 §4.2, RFC 9068); some providers send
     // `scp`, as a list or a string.
     let scopes: Vec<String> = match claims.get("scope").or_else(|| claims.get("scp")) {
@@ -45,7 +57,7 @@ fn auth_info(claims: Map<String, Value>) -> AuthInfo {
     };
     let mut info = AuthInfo::new(subject).scopes(scopes);
     info.client_id = client_id;
-    info.claims(Value::Object(claims))
+    Ok(info.claims(Value::Object(claims)))
 }
 
 fn unavailable(why: &str) -> AuthRejection {
@@ -64,7 +76,7 @@ mod tests {
         }) else {
             unreachable!()
         };
-        let info = auth_info(claims);
+        let info = auth_info(claims).unwrap();
         assert_eq!(info.subject, "ada");
         assert_eq!(info.scopes, ["notes:read", "notes:write"]);
         assert_eq!(info.client_id.as_deref(), Some("cli"));
@@ -73,8 +85,13 @@ mod tests {
         let Value::Object(claims) = serde_json::json!({"azp": "svc", "scp": ["a", "b"]}) else {
             unreachable!()
         };
-        let info = auth_info(claims);
-        assert_eq!(info.subject, "svc");
+        let info = auth_info(claims).unwrap();
+        assert_eq!(info.subject, "client:svc");
         assert_eq!(info.scopes, ["a", "b"]);
+
+        let Value::Object(claims) = serde_json::json!({"sub": "", "scope": "a"}) else {
+            unreachable!()
+        };
+        assert!(auth_info(claims).is_err(), "no one to own sessions");
     }
 }

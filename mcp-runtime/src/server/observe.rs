@@ -56,14 +56,16 @@ impl Server {
     ) -> Routed {
         let metrics = self.metrics().is_enabled();
         let tracing = crate::telemetry::tracing_on();
-        if !metrics && !tracing {
+        // `subscriptions/listen` is a stream that lasts as long as the client wants, not an
+        // operation: timing it would only fill the top bucket and the in-flight gauge.
+        if (!metrics && !tracing) || name == "subscriptions/listen" {
             return serve();
         }
         let started = Instant::now();
         let known = Method::parse(name).is_some() || self.has_custom_method(name);
-        // A method nobody serves is counted as one: names made up by a client do not become
-        // series of their own.
-        let method = if known { name } else { "_other" };
+        // A method nobody serves is counted as one (`_OTHER`, as the OpenTelemetry
+        // conventions name it): names made up by a client do not become series of their own.
+        let method = if known { name } else { OTHER };
         let named: Named = match name {
             "tools/call"
             | "prompts/get"
@@ -74,42 +76,55 @@ impl Server {
                 .unwrap_or_default(),
             _ => Named::default(),
         };
-        let target: Target = match name {
-            "tools/call" => named.name.clone().map(|n| ("gen_ai.tool.name", n)),
-            "prompts/get" => named.name.clone().map(|n| ("gen_ai.prompt.name", n)),
+        // Only a tool or prompt the server has is named: any other name is the client's to
+        // choose, as long as it likes, and would grow the metrics and the spans.
+        let catalogue = self.catalogue();
+        let target: Target = match (name, named.name.as_deref()) {
+            ("tools/call", Some(tool)) => Some((
+                "gen_ai.tool.name",
+                catalogue.tool(tool).map_or(OTHER, |_| tool).to_owned(),
+            )),
+            ("prompts/get", Some(prompt)) => Some((
+                "gen_ai.prompt.name",
+                catalogue
+                    .prompt(prompt)
+                    .map_or(OTHER, |_| prompt)
+                    .to_owned(),
+            )),
             _ => None,
         };
-        if metrics {
-            self.metrics().started();
-        }
-        let span = tracing
-            .then(|| {
-                crate::telemetry::start_span(
-                    session,
-                    id,
-                    method,
-                    target.as_ref(),
-                    named.uri.as_deref(),
-                    params,
-                    channel,
-                )
-            })
-            .flatten();
-        let routed = match &span {
-            Some(span) => span.in_scope(serve),
-            None => serve(),
-        };
-        let ending = Ending {
+        drop(catalogue);
+        let uri = named.uri.as_deref().map(|uri| truncated(uri, 512));
+        let mut ending = Ending {
             metrics: metrics.then(|| self.clone()),
             started,
             method: method.to_owned(),
             target,
-            span,
+            span: None,
             done: false,
+        };
+        if metrics {
+            self.metrics().started();
+        }
+        if tracing {
+            ending.span = crate::telemetry::start_span(
+                session,
+                id,
+                method,
+                ending.target.as_ref(),
+                uri,
+                params,
+                channel,
+            );
+        }
+        // A panic while serving drops `ending`, which records the request as cancelled.
+        let routed = match &ending.span {
+            Some(span) => span.in_scope(serve),
+            None => serve(),
         };
         match routed {
             Routed::Reply(frame) => {
-                ending.end(frame.as_deref());
+                ending.end(id, frame.as_deref());
                 Routed::Reply(frame)
             }
             Routed::Deferred(work) => {
@@ -117,14 +132,31 @@ impl Server {
                     Some(span) => span.around(work),
                     None => work,
                 };
+                let id = id.clone();
                 Routed::Deferred(Box::pin(async move {
                     let frame = work.await;
-                    ending.end(frame.as_deref());
+                    ending.end(&id, frame.as_deref());
                     frame
                 }))
             }
         }
     }
+}
+
+/// The name of whatever is counted together: methods nobody serves, tools and prompts the
+/// server does not have.
+const OTHER: &str = "_OTHER";
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn truncated(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// A request being observed, recorded once its response is known, or as `cancelled` if
@@ -139,8 +171,9 @@ struct Ending {
 }
 
 impl Ending {
-    fn end(mut self, frame: Option<&[u8]>) {
-        let outcome = frame.map_or(Outcome::Ok, |f| outcome(&self.method, f));
+    /// Records the request's end: a request answered with no frame was cancelled.
+    fn end(mut self, id: &RequestId, frame: Option<&[u8]>) {
+        let outcome = frame.map_or(Outcome::Cancelled, |f| outcome(&self.method, id, f));
         self.record(outcome);
     }
 
@@ -196,16 +229,16 @@ enum Outcome {
 }
 
 /// Reads the outcome off a response frame: the frames the server writes begin
-/// `{"jsonrpc":"2.0","id":…,` and then `"result"` or `"error":{"code":N`, so only the head of
-/// the frame is looked at, and for a tool call its tail (`isError` is the result's last
-/// member but `_meta`).
-fn outcome(method: &str, frame: &[u8]) -> Outcome {
-    let head = &frame[..frame.len().min(600)];
-    let error = memchr::memmem::find(head, b",\"error\":{\"code\":");
-    let result = memchr::memmem::find(head, b",\"result\":");
-    if let Some(at) = error
-        && result.is_none_or(|r| at < r)
-    {
+/// `{"jsonrpc":"2.0","id":<id>,` and then `"result"` or `"error":{"code":N`, so only that
+/// place is looked at; and for a tool call, the tail (`isError` is the result's last member
+/// but `_meta`).
+fn outcome(method: &str, id: &RequestId, frame: &[u8]) -> Outcome {
+    const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+    let id = serde_json::to_vec(id).unwrap_or_default();
+    let after_id = frame
+        .strip_prefix(HEAD)
+        .and_then(|rest| rest.strip_prefix(id.as_slice()));
+    if after_id.is_some_and(|rest| rest.starts_with(b",\"error\":")) {
         #[derive(Deserialize)]
         struct Error {
             code: i64,
@@ -235,16 +268,28 @@ mod tests {
 
     #[test]
     fn outcomes_are_read_off_the_frames() {
+        let one = RequestId::Number(1);
         let ok = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\"error\":{\"code\":1}"}]}}"#;
-        assert_eq!(outcome("tools/call", ok), Outcome::Ok);
-        let error = br#"{"jsonrpc":"2.0","id":"a,\"error\":{\"code\":","error":{"code":-32602,"message":"bad"}}"#;
+        assert_eq!(outcome("tools/call", &one, ok), Outcome::Ok);
+        let long = RequestId::String(format!("a,\"error\":{{\"code\":{}", "x".repeat(700)).into());
+        let error = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"bad"}}}}"#,
+            serde_json::to_string(&long).unwrap()
+        );
         assert_eq!(
-            outcome("tools/call", error),
-            Outcome::Code(-32602, Some("bad".into()))
+            outcome("tools/call", &long, error.as_bytes()),
+            Outcome::Code(-32602, Some("bad".into())),
+            "however long the id"
         );
         let failed =
             br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true,"_meta":{}}}"#;
-        assert_eq!(outcome("tools/call", failed), Outcome::ToolError);
-        assert_eq!(outcome("prompts/get", failed), Outcome::Ok);
+        assert_eq!(outcome("tools/call", &one, failed), Outcome::ToolError);
+        assert_eq!(outcome("prompts/get", &one, failed), Outcome::Ok);
+    }
+
+    #[test]
+    fn long_names_are_cut_at_a_character() {
+        assert_eq!(truncated("héllo", 2), "h");
+        assert_eq!(truncated("hello", 9), "hello");
     }
 }

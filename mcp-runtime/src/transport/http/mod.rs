@@ -77,7 +77,15 @@ impl HttpOptions {
 /// The metrics route: the server's metrics in the Prometheus text format.
 async fn metrics_text(
     axum::extract::State(state): axum::extract::State<Arc<HttpState>>,
+    caller: Option<axum::Extension<Arc<crate::AuthInfo>>>,
+    headers: axum::http::HeaderMap,
 ) -> axum::response::Response {
+    if state.options.auth.is_some()
+        && let Some(scope) = &state.options.metrics_scope
+        && !caller.is_some_and(|axum::Extension(caller)| caller.has_scope(scope))
+    {
+        return security::lacks_scope(&state, &headers, scope);
+    }
     let text = state
         .server
         .metrics()

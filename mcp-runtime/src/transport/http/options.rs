@@ -50,6 +50,7 @@ pub struct HttpOptions {
     pub(crate) max_connections_per_peer: usize,
     pub(crate) sse_keep_alive: Duration,
     pub(crate) metrics_path: Option<String>,
+    pub(crate) metrics_scope: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -81,6 +82,7 @@ impl Default for HttpOptions {
             max_connections_per_peer: 256,
             sse_keep_alive: Duration::from_secs(15),
             metrics_path: None,
+            metrics_scope: None,
         }
     }
 }
@@ -263,7 +265,8 @@ impl HttpOptions {
     /// Serves the server's metrics at `path` (e.g. `/metrics`) in the Prometheus text format,
     /// and starts keeping them (see [`crate::metrics`]). Off by default. The route is behind
     /// the same checks as the MCP endpoint, the bearer token included when the server has a
-    /// verifier: give the scraper a token of its own.
+    /// verifier: give the scraper a token of its own, and with
+    /// [`metrics_scope`](Self::metrics_scope) keep the other callers out.
     ///
     /// ```
     /// use mcp_runtime::http::HttpOptions;
@@ -273,6 +276,23 @@ impl HttpOptions {
     /// ```
     pub fn metrics_route(mut self, path: impl Into<String>) -> Self {
         self.metrics_path = Some(path.into());
+        self
+    }
+
+    /// The scope a token needs to read the metrics route (none by default: any token the
+    /// server accepts). The metrics name every tool and how often each fails, across all
+    /// callers; on a server shared by several users or tenants, keep them to the operator.
+    ///
+    /// ```
+    /// use mcp_runtime::http::HttpOptions;
+    ///
+    /// let options = HttpOptions::default()
+    ///     .metrics_route("/metrics")
+    ///     .metrics_scope("metrics:read");
+    /// # let _ = options;
+    /// ```
+    pub fn metrics_scope(mut self, scope: impl Into<String>) -> Self {
+        self.metrics_scope = Some(scope.into());
         self
     }
 }

@@ -9,6 +9,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::auth::{AuthRejection, TokenVerifier};
 use super::state::{HttpState, json_error};
@@ -126,6 +127,10 @@ fn malformed(name: &str) -> Refusal {
     ))
 }
 
+/// The longest a verifier may take over one token (it may ask the authorization server):
+/// past it the request is answered 503, to be retried, and the connection is free again.
+const VERIFY_DEADLINE: Duration = Duration::from_secs(20);
+
 /// The longest bearer token passed to a verifier: a signed JWT is a few KiB, and a verifier
 /// must not be made to hash megabytes for a caller it has not identified.
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -158,6 +163,11 @@ pub(crate) async fn authenticate(
     }
 }
 
+/// The 403 for a caller whose token lacks `scope`, with the challenge to step up to it.
+pub(crate) fn lacks_scope(state: &HttpState, headers: &HeaderMap, scope: &str) -> Response<Body> {
+    *Denial::Scope(vec![scope.to_owned()]).refusal(&metadata_url(state, headers))
+}
+
 /// Why a request is not authenticated.
 enum Denial {
     /// No bearer token.
@@ -184,7 +194,14 @@ async fn verify(
     if token.len() > MAX_TOKEN_BYTES {
         return Err(Denial::TooLong);
     }
-    let info = verifier.verify(token).await.map_err(|e| match e {
+    let checked = tokio::time::timeout(VERIFY_DEADLINE, verifier.verify(token))
+        .await
+        .unwrap_or_else(|_| {
+            Err(AuthRejection::Unavailable(
+                "the token could not be checked in time".into(),
+            ))
+        });
+    let info = checked.map_err(|e| match e {
         AuthRejection::InvalidToken(why) => Denial::Invalid(why),
         AuthRejection::InsufficientScope(scopes) => Denial::Scope(scopes),
         AuthRejection::Unavailable(why) => Denial::Unavailable(why),
