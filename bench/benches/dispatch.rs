@@ -204,6 +204,27 @@ fn dispatch(c: &mut Criterion) {
             .iter(|| round_trip(&layered, black_box(ADD_CALL)));
     });
     group.finish();
+
+    // The same call counted and timed in the server's metrics (a metrics route is on).
+    let server = Server::builder("mcp-bench", "0.0.0")
+        .auto_register(false)
+        .tools(mcp_runtime::tools![add])
+        .build()
+        .expect("the server builds");
+    server.metrics().enable();
+    let measured = rt.block_on(async {
+        let client = server.connect_memory();
+        client.initialize().await.expect("initialize");
+        client
+    });
+    let reply = rt.block_on(round_trip(&measured, ADD_CALL));
+    assert_eq!(reply["result"]["content"][0]["text"], "42", "{reply}");
+    let mut group = c.benchmark_group("dispatch");
+    group.bench_function("tools/call add, metrics kept", |b| {
+        b.to_async(&rt)
+            .iter(|| round_trip(&measured, black_box(ADD_CALL)));
+    });
+    group.finish();
 }
 
 /// A layer that passes every request on.

@@ -101,7 +101,7 @@ mod imp {
         _: &Arc<Session>,
         _: &RequestId,
         _: &str,
-        _: Option<&(&'static str, String)>,
+        _: Option<(&'static str, &'static str)>,
         _: Option<&str>,
         _: Option<&RawValue>,
         _: &RequestChannel,
@@ -223,7 +223,7 @@ mod imp {
         session: &Arc<Session>,
         id: &RequestId,
         method: &str,
-        target: Option<&(&'static str, String)>,
+        target: Option<(&'static str, &'static str)>,
         uri: Option<&str>,
         params: Option<&RawValue>,
         channel: &RequestChannel,
@@ -250,8 +250,8 @@ mod imp {
             attributes.push(KeyValue::new("network.protocol.name", "http"));
         }
         if let Some((key, name)) = target {
-            attributes.push(KeyValue::new(*key, name.clone()));
-            if *key == "gen_ai.tool.name" {
+            attributes.push(KeyValue::new(key, name));
+            if key == "gen_ai.tool.name" {
                 attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
             }
         }

@@ -199,10 +199,15 @@ impl Server {
                 Routed::Reply(None)
             }
             Ok(Incoming::Request { id, method, params }) => {
-                self.observed(session, &id, &method, params, out, || {
+                let serve = || {
                     self.request(session, &id, &method, params, out)
                         .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error))))
-                })
+                };
+                if self.observing() {
+                    self.observed(session, &id, &method, params, out, serve)
+                } else {
+                    serve()
+                }
             }
         }
     }

@@ -2,6 +2,7 @@
 //! (feature `otel`) a span of its own, parented on the caller's trace. Nothing is done when
 //! neither is on.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -15,16 +16,16 @@ use crate::protocol::{Method, RequestId};
 use crate::session::{RequestChannel, Session};
 
 /// The low-cardinality name a request concerns: the tool of `tools/call`, the prompt of
-/// `prompts/get` (`gen_ai.tool.name`, `gen_ai.prompt.name`).
-pub(crate) type Target = Option<(&'static str, String)>;
+/// `prompts/get` (`gen_ai.tool.name`, `gen_ai.prompt.name`), as the catalogue holds it.
+pub(crate) type Target = Option<(&'static str, &'static str)>;
 
 /// What the request names, read from its parameters.
 #[derive(Default, Deserialize)]
-pub(crate) struct Named {
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub uri: Option<String>,
+pub(crate) struct Named<'a> {
+    #[serde(default, borrow)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub uri: Option<Cow<'a, str>>,
 }
 
 impl Server {
@@ -44,7 +45,13 @@ impl Server {
             .count()
     }
 
-    /// Serves a request (`serve`), observed when metrics or tracing are on.
+    /// Whether requests are observed: metrics kept, or spans made.
+    #[inline]
+    pub(super) fn observing(&self) -> bool {
+        self.metrics().is_enabled() || crate::telemetry::tracing_on()
+    }
+
+    /// Serves a request (`serve`), observed (metrics or tracing are on).
     pub(super) fn observed(
         &self,
         session: &Arc<Session>,
@@ -58,14 +65,17 @@ impl Server {
         let tracing = crate::telemetry::tracing_on();
         // `subscriptions/listen` is a stream that lasts as long as the client wants, not an
         // operation: timing it would only fill the top bucket and the in-flight gauge.
-        if (!metrics && !tracing) || name == "subscriptions/listen" {
+        if name == "subscriptions/listen" {
             return serve();
         }
         let started = Instant::now();
-        let known = Method::parse(name).is_some() || self.has_custom_method(name);
         // A method nobody serves is counted as one (`_OTHER`, as the OpenTelemetry
         // conventions name it): names made up by a client do not become series of their own.
-        let method = if known { name } else { OTHER };
+        let method: Cow<'static, str> = match Method::parse(name) {
+            Some(method) => Cow::Borrowed(method.name()),
+            None if self.has_custom_method(name) => Cow::Owned(name.to_owned()),
+            None => Cow::Borrowed(OTHER),
+        };
         let named: Named = match name {
             "tools/call"
             | "prompts/get"
@@ -82,14 +92,13 @@ impl Server {
         let target: Target = match (name, named.name.as_deref()) {
             ("tools/call", Some(tool)) => Some((
                 "gen_ai.tool.name",
-                catalogue.tool(tool).map_or(OTHER, |_| tool).to_owned(),
+                catalogue.tool(tool).map_or(OTHER, |t| t.descriptor.name),
             )),
             ("prompts/get", Some(prompt)) => Some((
                 "gen_ai.prompt.name",
                 catalogue
                     .prompt(prompt)
-                    .map_or(OTHER, |_| prompt)
-                    .to_owned(),
+                    .map_or(OTHER, |p| p.descriptor.name),
             )),
             _ => None,
         };
@@ -98,7 +107,7 @@ impl Server {
         let mut ending = Ending {
             metrics: metrics.then(|| self.clone()),
             started,
-            method: method.to_owned(),
+            method,
             target,
             span: None,
             done: false,
@@ -110,8 +119,8 @@ impl Server {
             ending.span = crate::telemetry::start_span(
                 session,
                 id,
-                method,
-                ending.target.as_ref(),
+                &ending.method,
+                ending.target,
                 uri,
                 params,
                 channel,
@@ -164,7 +173,7 @@ fn truncated(text: &str, max: usize) -> &str {
 struct Ending {
     metrics: Option<Server>,
     started: Instant,
-    method: String,
+    method: Cow<'static, str>,
     target: Target,
     span: Option<crate::telemetry::RequestSpan>,
     done: bool,
@@ -193,7 +202,7 @@ impl Ending {
             server.metrics().finished(
                 Labels {
                     method: &self.method,
-                    target: self.target.as_ref().map(|(k, n)| (*k, n.as_str())),
+                    target: self.target,
                     error,
                 },
                 self.started.elapsed(),
