@@ -159,6 +159,12 @@ impl Otlp {
                 "already installed in this process: install once, for one server".into(),
             ));
         }
+        if !self.headers.is_empty() && plain_http_elsewhere(&self.endpoint) {
+            tracing::warn!(
+                endpoint = %self.endpoint,
+                "OTLP headers (often an API key) go in the clear to a host that is not this one: use https"
+            );
+        }
         let client = Exporting {
             client: crate::outbound::client().map_err(OtelError)?,
             runtime,
@@ -214,6 +220,19 @@ impl Otlp {
             providers: Some((tracer_provider, meter_provider)),
         })
     }
+}
+
+/// Whether `endpoint` is plain HTTP to another machine.
+fn plain_http_elsewhere(endpoint: &str) -> bool {
+    let Ok(uri) = endpoint.parse::<hyper::Uri>() else {
+        return false;
+    };
+    let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
+    uri.scheme_str() == Some("http")
+        && !host.eq_ignore_ascii_case("localhost")
+        && !host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The server's metrics as OpenTelemetry instruments, read at each export.
@@ -360,5 +379,17 @@ impl HttpClient for Exporting {
                 .map_err(|_| HttpError::from("the OTLP endpoint did not answer in time"))?
         });
         Box::pin(async move { sent.await.map_err(|e| HttpError::from(e.to_string()))? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn headers_in_the_clear_are_noticed() {
+        assert!(super::plain_http_elsewhere("http://collector:4318"));
+        assert!(!super::plain_http_elsewhere("https://collector:4318"));
+        assert!(!super::plain_http_elsewhere("http://127.0.0.1:4318"));
+        assert!(!super::plain_http_elsewhere("http://[::1]:4318"));
+        assert!(!super::plain_http_elsewhere("http://localhost:4318"));
     }
 }

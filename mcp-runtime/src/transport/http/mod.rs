@@ -130,6 +130,11 @@ fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpSt
         ));
     }
     if let Some(path) = &options.metrics_path {
+        assert!(
+            path.starts_with('/') && table.iter().all(|(r, _)| r.path != *path),
+            "HttpOptions::metrics_route: `{path}` is not a path of its own (it must start with `/` and be no other route's, such as the endpoint's `{}`)",
+            options.path
+        );
         table.push((route(path, &[Method::GET], false), get(metrics_text)));
     }
     #[cfg(feature = "legacy-sse")]

@@ -274,6 +274,11 @@ impl HttpOptions {
     /// let options = HttpOptions::default().metrics_route("/metrics");
     /// assert!(options.routes().iter().any(|r| r.path == "/metrics" && !r.public));
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// When the routes are made (serving, or [`routes`](Self::routes)), if `path` does not
+    /// start with `/` or is another route's (the endpoint's, the metadata's).
     pub fn metrics_route(mut self, path: impl Into<String>) -> Self {
         self.metrics_path = Some(path.into());
         self
@@ -310,3 +315,20 @@ pub struct HttpRoute {
 
 /// The host names a request may name in `Host` (any port) by default: loopback only.
 pub(crate) const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+#[cfg(test)]
+mod tests {
+    use super::HttpOptions;
+
+    #[test]
+    #[should_panic(expected = "`/mcp` is not a path of its own")]
+    fn the_metrics_route_cannot_take_the_endpoints_path() {
+        let _ = HttpOptions::default().metrics_route("/mcp").routes();
+    }
+
+    #[test]
+    #[should_panic(expected = "`metrics` is not a path of its own")]
+    fn the_metrics_route_is_a_path() {
+        let _ = HttpOptions::default().metrics_route("metrics").routes();
+    }
+}
