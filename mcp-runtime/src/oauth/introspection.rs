@@ -72,6 +72,8 @@ struct Shared {
     /// The endpoint found, or why not and when (a failure is not tried again for a while).
     endpoint: tokio::sync::Mutex<Option<(Result<String, String>, Instant)>>,
     cache: Mutex<HashMap<[u8; 32], (Instant, AuthInfo)>>,
+    /// The questions in flight, by the token's digest.
+    inflight: Mutex<HashMap<[u8; 32], Arc<Asked>>>,
     /// Bounds the questions in flight at once: a flood of made-up tokens costs the
     /// authorization server this many concurrent requests, no more.
     asking: tokio::sync::Semaphore,
@@ -83,10 +85,14 @@ impl Default for Shared {
             fetcher: OnceLock::new(),
             endpoint: tokio::sync::Mutex::new(None),
             cache: Mutex::new(HashMap::new()),
+            inflight: Mutex::new(HashMap::new()),
             asking: tokio::sync::Semaphore::new(MAX_ASKING),
         }
     }
 }
+
+/// One question about a token, its answer shared by every request that waits for it.
+type Asked = tokio::sync::OnceCell<Result<AuthInfo, AuthRejection>>;
 
 /// The most introspection requests in flight at once.
 const MAX_ASKING: usize = 32;
@@ -154,6 +160,33 @@ impl Introspection {
         if let Some(info) = self.cached(&digest) {
             return Ok(info);
         }
+        // Requests presenting the same token at once share one question (a client opening
+        // several streams with a fresh token asks the authorization server once).
+        let asked = {
+            let mut asking = self
+                .shared
+                .inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            Arc::clone(asking.entry(digest).or_default())
+        };
+        let answer = asked.get_or_init(|| self.ask(token, digest)).await.clone();
+        let mut asking = self
+            .shared
+            .inflight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if asking
+            .get(&digest)
+            .is_some_and(|cell| Arc::ptr_eq(cell, &asked))
+        {
+            asking.remove(&digest);
+        }
+        answer
+    }
+
+    /// Asks the authorization server about a token, and keeps an accepting answer.
+    async fn ask(&self, token: &str, digest: [u8; 32]) -> Result<AuthInfo, AuthRejection> {
         let fetcher = self.shared.fetcher.get_or_init(Fetcher::new);
         let endpoint = self.find_endpoint(fetcher).await?;
         let _turn = tokio::time::timeout(ASKING_WAIT, self.shared.asking.acquire())
@@ -353,6 +386,49 @@ mod tests {
             ))
             .is_err()
         );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn requests_with_the_same_token_share_one_question() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let endpoint = axum::Router::new().route(
+            "/introspect",
+            axum::routing::post(move || {
+                let counter = Arc::clone(&counter);
+                async move {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let answer = serde_json::json!({
+                        "active": true, "sub": "ada", "aud": "https://mcp.example/mcp"
+                    });
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        answer.to_string(),
+                    )
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, endpoint).await });
+        // Nothing kept: only the sharing of one question in flight can save a request.
+        let v = verifier()
+            .endpoint(format!("http://{addr}/introspect"))
+            .cache_for(Duration::ZERO);
+        // On one thread, all four are waiting before the endpoint is reached at all.
+        let all = tokio::join!(v.check("t"), v.check("t"), v.check("t"), v.check("t"));
+        for answer in [all.0, all.1, all.2, all.3] {
+            assert_eq!(answer.unwrap().subject, "ada");
+        }
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            1,
+            "one question for four requests"
+        );
+        assert!(v.shared.inflight.lock().unwrap().is_empty());
+        v.check("t").await.unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), 2, "a later request asks anew");
     }
 
     #[test]
