@@ -166,6 +166,20 @@ fn a_missing_scope_is_asked_for_and_a_stepped_up_token_goes_through() {
 }
 
 #[test]
+fn with_access_token_type_only_a_jwt_must_say_it_is_an_access_token() {
+    let issuer = AuthorizationServer::start();
+    let server = caller(&issuer, &[("OAUTH_AT_JWT", "1")]);
+    refused(
+        &server,
+        &issuer.token(&json!({"aud": AUDIENCE, "scope": "mcp"})),
+        "not an access token",
+    );
+    let typed = issuer.token(&json!({"aud": AUDIENCE, "scope": "mcp", "typ": "at+jwt"}));
+    let response = present(&server, &typed);
+    assert_eq!(response.status, 200, "{response:?}");
+}
+
+#[test]
 fn a_rotated_key_is_fetched_when_first_seen_and_the_old_one_stops_verifying() {
     let issuer = AuthorizationServer::start();
     let server = caller(&issuer, &[("OAUTH_MIN_REFRESH_MS", "0")]);
@@ -246,11 +260,7 @@ fn introspection_accepts_active_tokens_for_this_resource_and_keeps_the_answer() 
 #[test]
 fn an_unreachable_authorization_server_is_a_503_to_retry_not_a_bad_token() {
     // A port nothing listens on: bound, then closed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = mcp_tests::cluster::free_port();
     let issuer = format!("http://127.0.0.1:{port}");
     let server = HttpServer::spawn(
         env!("CARGO_BIN_EXE_caller").as_ref(),

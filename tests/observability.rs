@@ -2,14 +2,13 @@
 //! Prometheus, and spans and metrics exported over OTLP to a receiver that decodes the real
 //! protobuf (opentelemetry-proto). Both through the caller server over HTTP.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use mcp_tests::Scratch;
-use mcp_tests::http::{HttpServer, Request, Session, url_encode};
+use mcp_tests::http::{HttpServer, Request, Session};
+use mcp_tests::prometheus::Prometheus;
 use serde_json::{Value, json};
 
 const TOKENS: &str = "token-a:alice,scraper-token:prometheus:metrics:read";
@@ -86,48 +85,13 @@ fn the_metrics_route_counts_requests_and_a_real_prometheus_scrapes_it() {
     }
 
     // A real Prometheus scrapes it, with a token of its own.
-    let scratch = Scratch::new("prometheus");
-    let config = scratch.path("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: mcp\n    metrics_path: /metrics\n    authorization:\n      credentials: scraper-token\n    static_configs:\n      - targets: ['{}']\n",
-            server.addr()
-        ),
-    )
-    .unwrap();
-    let prometheus = Command::new("prometheus")
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            scratch.path("data").display()
-        ))
-        .arg("--web.listen-address=127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect(
-            "prometheus on PATH (./run-tests prepares Debian's: tests/cluster/prepare-services)",
-        );
-    let mut prometheus = Process(prometheus);
-    let addr = listening_address(&mut prometheus.0);
-    let query = |expr: &str| -> Value {
-        let target = format!("/api/v1/query?query={}", url_encode(expr));
-        let response = Request::new(addr, "GET", &target).send();
-        // 503 until its storage is ready.
-        if response.status == 200 {
-            response.json()
-        } else {
-            Value::Null
-        }
-    };
+    let prometheus = Prometheus::scraping(server.addr(), "scraper-token");
     // Prometheus applies new targets every 5 s, then scrapes each second.
     let value = eventually(
         Duration::from_secs(60),
         "Prometheus scraped the server",
         || {
-            let answer = query(
+            let answer = prometheus.query(
                 "mcp_server_operation_duration_seconds_count{job=\"mcp\",gen_ai_tool_name=\"whoami\"}",
             );
             answer["data"]["result"][0]["value"][1]
@@ -136,31 +100,11 @@ fn the_metrics_route_counts_requests_and_a_real_prometheus_scrapes_it() {
         },
     );
     assert_eq!(value, "3");
-    let up = query("up{job=\"mcp\"}");
+    let up = prometheus.query("up{job=\"mcp\"}");
     assert_eq!(up["data"]["result"][0]["value"][1], "1", "{up}");
-    let errors =
-        query("sum(mcp_server_operation_duration_seconds_count{error_type=\"tool_error\"})");
+    let errors = prometheus
+        .query("sum(mcp_server_operation_duration_seconds_count{error_type=\"tool_error\"})");
     assert_eq!(errors["data"]["result"][0]["value"][1], "1", "{errors}");
-}
-
-/// The address Prometheus says it listens on (`msg="Listening on" address=…`).
-fn listening_address(child: &mut Child) -> SocketAddr {
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if line.contains("msg=\"Listening on\"")
-                && let Some(addr) = line.split("address=").nth(1)
-            {
-                let _ = tx.send(addr.split_whitespace().next().unwrap_or("").to_owned());
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("Prometheus says where it listens");
-    addr.parse().unwrap_or_else(|e| panic!("{addr}: {e}"))
 }
 
 /// The OTLP receiver (tests/support/otlp_receiver.py) and its URL.

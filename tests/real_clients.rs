@@ -139,11 +139,7 @@ fn the_python_sdk_completes_the_oauth_flow_against_the_notes_example() {
     let scratch = mcp_tests::Scratch::new("notes-oauth");
     let db = scratch.path("notes.db");
     // The audience tokens must name is the URL the client uses, so the port is chosen first.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = format!("127.0.0.1:{}", mcp_tests::cluster::free_port());
     let server = HttpServer::spawn_on(
         &workspace_binary("notes"),
         &addr,

@@ -67,7 +67,7 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 struct Series {
     method: Box<str>,
-    target: Option<(&'static str, Box<str>)>,
+    target: Option<(&'static str, &'static str)>,
     error: Option<Box<str>>,
     buckets: [AtomicU64; DURATION_BUCKETS.len()],
     count: AtomicU64,
@@ -96,8 +96,9 @@ impl std::hash::Hasher for NoHash {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Labels<'a> {
     pub method: &'a str,
-    /// `gen_ai.tool.name` or `gen_ai.prompt.name`, and the name.
-    pub target: Option<(&'static str, &'a str)>,
+    /// `gen_ai.tool.name` or `gen_ai.prompt.name`, and the name as the catalogue holds it
+    /// (or `_OTHER`).
+    pub target: Option<(&'static str, &'static str)>,
     /// `error.type`: a JSON-RPC error code, or `tool_error`.
     pub error: Option<&'a str>,
 }
@@ -133,8 +134,8 @@ impl Metrics {
                 "mcp.method.name",
                 series.method.to_string(),
             )];
-            if let Some((key, name)) = &series.target {
-                attributes.push(opentelemetry::KeyValue::new(*key, name.to_string()));
+            if let Some((key, name)) = series.target {
+                attributes.push(opentelemetry::KeyValue::new(key, name));
             }
             if let Some(error) = &series.error {
                 attributes.push(opentelemetry::KeyValue::new(
@@ -189,7 +190,7 @@ impl Metrics {
         }
         let made = Arc::new(Series {
             method: labels.method.into(),
-            target: labels.target.map(|(key, name)| (key, name.into())),
+            target: labels.target,
             error: labels.error.map(Into::into),
             buckets: Default::default(),
             count: AtomicU64::new(0),
@@ -284,17 +285,13 @@ impl Series {
     fn is(&self, labels: Labels<'_>) -> bool {
         *self.method == *labels.method
             && self.error.as_deref() == labels.error
-            && match (&self.target, labels.target) {
-                (None, None) => true,
-                (Some((k, n)), Some((key, name))) => *k == key && **n == *name,
-                _ => false,
-            }
+            && self.target == labels.target
     }
 
     fn labels(&self) -> Labels<'_> {
         Labels {
             method: &self.method,
-            target: self.target.as_ref().map(|(k, n)| (*k, &**n)),
+            target: self.target,
             error: self.error.as_deref(),
         }
     }
@@ -369,12 +366,12 @@ mod tests {
     fn made_up_names_beyond_the_series_cap_are_counted_together() {
         let metrics = Metrics::default();
         for n in 0..MAX_SERIES + 50 {
-            let name = format!("tool{n}");
+            let name: &'static str = Box::leak(format!("tool{n}").into_boxed_str());
             metrics.started();
             metrics.finished(
                 Labels {
                     method: "tools/call",
-                    target: Some(("gen_ai.tool.name", &name)),
+                    target: Some(("gen_ai.tool.name", name)),
                     error: Some("-32602"),
                 },
                 Duration::from_micros(1),

@@ -110,13 +110,8 @@ impl Otlp {
             otlp = otlp.service_name(name);
         }
         if let Ok(headers) = std::env::var("OTEL_EXPORTER_OTLP_HEADERS") {
-            for pair in headers.split(',') {
-                if let Some((key, value)) = pair.split_once('=') {
-                    let value = percent_encoding::percent_decode_str(value.trim())
-                        .decode_utf8_lossy()
-                        .into_owned();
-                    otlp = otlp.header(key.trim(), value);
-                }
+            for (key, value) in header_list(&headers) {
+                otlp = otlp.header(key, value);
             }
         }
         if let Some(millis) = std::env::var("OTEL_METRIC_EXPORT_INTERVAL")
@@ -222,17 +217,24 @@ impl Otlp {
     }
 }
 
+/// The headers of `OTEL_EXPORTER_OTLP_HEADERS`: `key=value` pairs separated by commas, the
+/// values percent-encoded (W3C Baggage syntax, as the OpenTelemetry specification says).
+fn header_list(text: &str) -> Vec<(String, String)> {
+    text.split(',')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(key, value)| {
+            let value = percent_encoding::percent_decode_str(value.trim()).decode_utf8_lossy();
+            (key.trim().to_owned(), value.into_owned())
+        })
+        .filter(|(key, _)| !key.is_empty())
+        .collect()
+}
+
 /// Whether `endpoint` is plain HTTP to another machine.
 fn plain_http_elsewhere(endpoint: &str) -> bool {
-    let Ok(uri) = endpoint.parse::<hyper::Uri>() else {
-        return false;
-    };
-    let host = uri.host().unwrap_or("").trim_matches(['[', ']']);
-    uri.scheme_str() == Some("http")
-        && !host.eq_ignore_ascii_case("localhost")
-        && !host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    endpoint
+        .parse::<hyper::Uri>()
+        .is_ok_and(|uri| crate::outbound::in_the_clear(&uri))
 }
 
 /// The server's metrics as OpenTelemetry instruments, read at each export.
@@ -384,6 +386,17 @@ impl HttpClient for Exporting {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_headers_variable_is_read_as_its_specification_says() {
+        assert_eq!(
+            super::header_list("api-key=s%3Dcr%2Cet, x-team = core ,broken,=nokey"),
+            [
+                ("api-key".to_owned(), "s=cr,et".to_owned()),
+                ("x-team".to_owned(), "core".to_owned()),
+            ]
+        );
+    }
+
     #[test]
     fn headers_in_the_clear_are_noticed() {
         assert!(super::plain_http_elsewhere("http://collector:4318"));

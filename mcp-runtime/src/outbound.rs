@@ -23,3 +23,14 @@ pub(crate) fn client() -> Result<Client, String> {
         })
         .map_err(|e| format!("no root certificates to check servers' certificates with: {e}"))
 }
+
+/// Whether `url` is plain `http` to another machine: what is sent there (a token, an API key)
+/// travels in the clear. `https`, a loopback host, or no URL at all is not.
+pub(crate) fn in_the_clear(url: &hyper::Uri) -> bool {
+    let host = url.host().unwrap_or("").trim_matches(['[', ']']);
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    url.scheme_str() == Some("http") && !loopback
+}

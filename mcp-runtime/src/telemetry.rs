@@ -2,22 +2,24 @@
 //! ran), following the OpenTelemetry semantic conventions for MCP servers; and the trace a
 //! request belongs to, for the audit record, with or without the feature.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
 /// The W3C trace context a request carries in `params._meta` (SEP-414: the keys unprefixed).
 #[derive(Default, Deserialize)]
-pub(crate) struct TraceMeta {
-    #[serde(default)]
-    pub traceparent: Option<String>,
+pub(crate) struct TraceMeta<'a> {
+    #[serde(default, borrow)]
+    pub traceparent: Option<Cow<'a, str>>,
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
-    #[serde(default)]
-    pub tracestate: Option<String>,
+    #[serde(default, borrow)]
+    pub tracestate: Option<Cow<'a, str>>,
 }
 
 #[derive(Default, Deserialize)]
-struct WithMeta {
-    #[serde(rename = "_meta", default)]
-    meta: Option<TraceMeta>,
+struct WithMeta<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<TraceMeta<'a>>,
 }
 
 /// The trace id (32 hex digits) of a request: its span's when requests are traced, else
@@ -32,10 +34,11 @@ pub(crate) fn trace_id(traceparent: impl FnOnce() -> Option<String>) -> Option<S
 
 /// The `traceparent` of a request's raw parameters (`_meta.traceparent`).
 pub(crate) fn traceparent_of(params: Option<&str>) -> Option<String> {
-    serde_json::from_str::<WithMeta>(params?)
+    serde_json::from_str::<WithMeta<'_>>(params?)
         .ok()?
         .meta?
         .traceparent
+        .map(Cow::into_owned)
 }
 
 /// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`), unless it is
@@ -70,8 +73,6 @@ mod imp {
     use std::pin::Pin;
     use std::sync::Arc;
 
-    use serde_json::value::RawValue;
-
     use crate::protocol::RequestId;
     use crate::session::{RequestChannel, Session};
 
@@ -103,7 +104,7 @@ mod imp {
         _: &str,
         _: Option<(&'static str, &'static str)>,
         _: Option<&str>,
-        _: Option<&RawValue>,
+        _: Option<&super::TraceMeta<'_>>,
         _: &RequestChannel,
     ) -> Option<RequestSpan> {
         None
@@ -123,7 +124,6 @@ mod imp {
     };
     use opentelemetry::{Context, KeyValue};
     use opentelemetry_sdk::propagation::TraceContextPropagator;
-    use serde_json::value::RawValue;
     use sha2::{Digest, Sha256};
 
     use crate::protocol::RequestId;
@@ -194,13 +194,11 @@ mod imp {
 
     /// The caller's trace context: `params._meta` first (the MCP convention), else the HTTP
     /// request's `traceparent` header.
-    fn parent(params: Option<&RawValue>, channel: &RequestChannel) -> Context {
-        let meta = params
-            .and_then(|p| serde_json::from_str::<super::WithMeta>(p.get()).ok())
-            .and_then(|w| w.meta)
-            .unwrap_or_default();
+    fn parent(meta: Option<&super::TraceMeta<'_>>, channel: &RequestChannel) -> Context {
         let mut carrier = HashMap::new();
-        if let Some(traceparent) = meta.traceparent.as_deref() {
+        if let Some(meta) = meta
+            && let Some(traceparent) = meta.traceparent.as_deref()
+        {
             carrier.insert("traceparent", traceparent);
             if let Some(state) = meta.tracestate.as_deref() {
                 carrier.insert("tracestate", state);
@@ -225,11 +223,11 @@ mod imp {
         method: &str,
         target: Option<(&'static str, &'static str)>,
         uri: Option<&str>,
-        params: Option<&RawValue>,
+        meta: Option<&super::TraceMeta<'_>>,
         channel: &RequestChannel,
     ) -> Option<RequestSpan> {
         let tracer = TRACER.get()?;
-        let parent = parent(params, channel);
+        let parent = parent(meta, channel);
         let name = match target {
             Some((_, name)) => format!("{method} {name}"),
             None => method.to_owned(),

@@ -12,8 +12,8 @@
 //   /authorize carried into the token;
 // - key rotation: POST /test/rotate replaces the signing key (the old one leaves the JWKS);
 // - tokens the tests could not get from a well-behaved server: POST /test/token with a JSON
-//   body {scope, aud, sub, expires_in, iss, rogue} (`rogue`: signed with a key never
-//   published);
+//   body {scope, aud, sub, client_id, expires_in, iss, typ, rogue} (`typ`: the JOSE header's;
+//   `rogue`: signed with a key never published);
 // - GET /test/stats: how often the JWKS and the introspection endpoint were asked.
 //
 // Usage: node authorization-server.mjs (with MCP_TEST_NODE_MODULES naming the node_modules
@@ -133,7 +133,8 @@ async function testToken(req, res) {
   }
   const token = await issuer.buildToken({
     expiresIn: ask.expires_in ?? 3600,
-    scopesOrTransform: (_header, payload) => {
+    scopesOrTransform: (header, payload) => {
+      if (ask.typ !== undefined) header.typ = ask.typ;
       payload.sub = ask.sub ?? "ada";
       payload.client_id = ask.client_id ?? "test-client";
       if (ask.scope !== undefined) payload.scope = ask.scope;

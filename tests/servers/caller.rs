@@ -7,7 +7,8 @@
 //!
 //! With `OAUTH_ISSUER` (an authorization server's URL) and `OAUTH_AUDIENCE` (this server's
 //! canonical URI) instead, tokens are JWTs of that issuer (`JwtVerifier`; its keys fetched
-//! again for an unknown key at most every `OAUTH_MIN_REFRESH_MS`), or with
+//! again for an unknown key at most every `OAUTH_MIN_REFRESH_MS`; with `OAUTH_AT_JWT=1` only
+//! tokens typed `at+jwt`), or with
 //! `OAUTH_INTROSPECTION=1` opaque tokens asked about at its introspection endpoint as the
 //! client `mcp-server` (`Introspection`, answers kept `OAUTH_CACHE_MS`).
 //!
@@ -136,9 +137,12 @@ fn oauth(options: HttpOptions, issuer: &str, audience: &str) -> HttpOptions {
                 .cache_for(millis("OAUTH_CACHE_MS", 60_000)),
         )
     } else {
-        options.auth(
-            JwtVerifier::new(issuer, audience).min_refresh(millis("OAUTH_MIN_REFRESH_MS", 30_000)),
-        )
+        let mut verifier =
+            JwtVerifier::new(issuer, audience).min_refresh(millis("OAUTH_MIN_REFRESH_MS", 30_000));
+        if std::env::var("OAUTH_AT_JWT").is_ok_and(|v| v == "1") {
+            verifier = verifier.access_token_type_only();
+        }
+        options.auth(verifier)
     }
 }
 

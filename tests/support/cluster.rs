@@ -29,7 +29,7 @@ pub fn free_port() -> u16 {
 
 /// Waits until `port` accepts connections, or fails the test when `helper` exits first or
 /// nothing listens within the timeout.
-fn wait_for_port(port: u16, what: &str, helper: &ProcessGroup) {
+pub(crate) fn wait_for_port(port: u16, what: &str, helper: &ProcessGroup) {
     let deadline = Instant::now() + TIMEOUT;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
@@ -43,7 +43,7 @@ fn wait_for_port(port: u16, what: &str, helper: &ProcessGroup) {
 
 /// Where `program` is: on the `PATH`, in `/usr/sbin` (Debian's nginx), which is not on
 /// every user's `PATH`, or among the copies `./run-tests` prepared.
-fn require(program: &str) -> PathBuf {
+pub(crate) fn require(program: &str) -> PathBuf {
     let on_path = std::env::var_os("PATH")
         .into_iter()
         .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
@@ -56,7 +56,7 @@ fn require(program: &str) -> PathBuf {
         .find(|candidate| candidate.is_file());
     on_path.unwrap_or_else(|| {
         panic!(
-            "`{program}` is not installed: the scale-out tests need Debian's redis-server and nginx (`./run-tests` prepares them under target/tools/services; or `apt-get install redis-server nginx`)"
+            "`{program}` is not installed: `./run-tests` prepares Debian's under target/tools/services (tests/cluster/prepare-services); or `apt-get install {program}`"
         )
     })
 }

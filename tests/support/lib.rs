@@ -9,6 +9,8 @@ pub mod http;
 pub mod memory;
 pub mod oauth;
 pub mod peer;
+#[cfg(unix)]
+pub mod prometheus;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -85,8 +85,8 @@ impl AuthorizationServer {
         response.json()
     }
 
-    /// A token made to order (`/test/token`: `scope`, `aud`, `sub`, `expires_in`, `iss`,
-    /// `rogue` for a key never published).
+    /// A token made to order (`/test/token`: `scope`, `aud`, `sub`, `client_id`,
+    /// `expires_in`, `iss`, `typ` for the header's, `rogue` for a key never published).
     pub fn token(&self, ask: &Value) -> String {
         self.post("/test/token", ask)["access_token"]
             .as_str()

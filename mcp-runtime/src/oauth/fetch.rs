@@ -2,7 +2,6 @@
 //! authorization server, over HTTPS (plain HTTP only to a loopback address), with a deadline,
 //! a cap on the answer's size, and no redirects followed.
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, Limited};
@@ -105,20 +104,16 @@ pub(crate) fn checked(url: &str) -> Result<Uri, String> {
     let uri: Uri = url
         .parse()
         .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-    let host = uri.host().ok_or_else(|| format!("`{url}` names no host"))?;
+    if uri.host().is_none() {
+        return Err(format!("`{url}` names no host"));
+    }
     match uri.scheme_str() {
         Some("https") => Ok(uri),
-        Some("http") if is_loopback(host) => Ok(uri),
+        Some("http") if !crate::outbound::in_the_clear(&uri) => Ok(uri),
         _ => Err(format!(
             "`{url}` is not an https URL: the authorization server is reached over HTTPS (plain HTTP only on a loopback address)"
         )),
     }
-}
-
-fn is_loopback(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn form_encode(value: &str) -> String {

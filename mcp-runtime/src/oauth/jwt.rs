@@ -80,6 +80,9 @@ pub struct JwtVerifier {
     min_refresh: Duration,
     max_key_age: Duration,
     access_token_type_only: bool,
+    /// The claims' checks for each allowed algorithm (the library takes one family per
+    /// check), made from the settings above whenever one changes.
+    validations: Vec<(Algorithm, Validation)>,
     keys: Arc<KeyCache>,
 }
 
@@ -144,7 +147,7 @@ impl JwtVerifier {
     /// Accepts tokens issued by `issuer` (its URL exactly as in the tokens' `iss`) for
     /// `audience`, this server's canonical URI (e.g. `https://mcp.example.com/mcp`).
     pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> Self {
-        JwtVerifier {
+        let verifier = JwtVerifier {
             issuer: issuer.into(),
             audience: vec![audience.into()],
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
@@ -153,14 +156,35 @@ impl JwtVerifier {
             min_refresh: Duration::from_secs(30),
             max_key_age: Duration::from_secs(3600),
             access_token_type_only: false,
+            validations: Vec::new(),
             keys: Arc::default(),
-        }
+        };
+        verifier.validated()
+    }
+
+    /// Makes the claims' checks anew from the settings: the issuer, the audiences, the
+    /// algorithms, the leeway.
+    fn validated(mut self) -> Self {
+        self.validations = self
+            .algorithms
+            .iter()
+            .map(|&algorithm| {
+                let mut validation = Validation::new(algorithm);
+                validation.set_issuer(&[&self.issuer]);
+                validation.set_audience(&self.audience);
+                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+                validation.leeway = self.leeway.as_secs();
+                validation.validate_nbf = true;
+                (algorithm, validation)
+            })
+            .collect();
+        self
     }
 
     /// Accepts a further audience as well (the server known by two URIs).
     pub fn also_audience(mut self, audience: impl Into<String>) -> Self {
         self.audience.push(audience.into());
-        self
+        self.validated()
     }
 
     /// The signature algorithms accepted, by their JOSE names (`"RS256"`, `"ES256"`,
@@ -190,13 +214,13 @@ impl JwtVerifier {
             "JwtVerifier::algorithms: the list is empty, so no token could be accepted"
         );
         self.algorithms = algorithms;
-        self
+        self.validated()
     }
 
     /// The clock skew allowed on `exp` and `nbf` (60 s by default).
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
-        self
+        self.validated()
     }
 
     /// Takes the keys from this URL instead of the one the issuer's metadata names.
@@ -237,12 +261,12 @@ impl JwtVerifier {
         {
             return Err(invalid("not an access token (its typ is not at+jwt)"));
         }
-        if !self.algorithms.contains(&header.alg) {
+        let Some((_, validation)) = self.validations.iter().find(|(a, _)| *a == header.alg) else {
             return Err(invalid(&format!(
                 "tokens signed with {:?} are not accepted",
                 header.alg
             )));
-        }
+        };
         let mut keys = self.keys(None).await?.set();
         let mut matching = keys.matching(header.kid.as_deref(), header.alg);
         if matching.is_empty() {
@@ -264,15 +288,9 @@ impl JwtVerifier {
                 "signed with a key the authorization server does not publish",
             ));
         }
-        let mut validation = Validation::new(header.alg);
-        validation.set_issuer(&[&self.issuer]);
-        validation.set_audience(&self.audience);
-        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        validation.leeway = self.leeway.as_secs();
-        validation.validate_nbf = true;
         let mut refusal = invalid("bad signature");
         for key in matching {
-            match decode::<Map<String, Value>>(token, &key.key, &validation) {
+            match decode::<Map<String, Value>>(token, &key.key, validation) {
                 Ok(data) => return auth_info(data.claims),
                 Err(e) => refusal = rejection(e.kind()),
             }

@@ -26,6 +26,9 @@ pub(crate) struct Named<'a> {
     pub name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub uri: Option<Cow<'a, str>>,
+    /// The caller's trace context, for the span.
+    #[serde(rename = "_meta", default, borrow)]
+    pub meta: Option<crate::telemetry::TraceMeta<'a>>,
 }
 
 impl Server {
@@ -122,7 +125,7 @@ impl Server {
                 &ending.method,
                 ending.target,
                 uri,
-                params,
+                named.meta.as_ref(),
                 channel,
             );
         }

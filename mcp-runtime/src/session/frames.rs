@@ -132,8 +132,12 @@ mod tests {
     #[tokio::test]
     async fn notifications_are_dropped_past_the_budget_and_responses_never_are() {
         let (out, mut queue) = Outbound::with_budget(10);
+        let dropped = crate::metrics::Metrics::default().notifications_dropped();
         out.notify(b"123456".to_vec());
         out.notify(b"789012".to_vec()); // 12 > 10: dropped
+        // Counted for the metrics (of the whole process: other tests may drop too).
+        let now = crate::metrics::Metrics::default().notifications_dropped();
+        assert!(now > dropped, "{now} > {dropped}");
         out.send(b"response-1".to_vec()); // always kept
         assert_eq!(queue.recv().await.unwrap(), b"123456");
         assert_eq!(queue.recv().await.unwrap(), b"response-1");

@@ -1,5 +1,5 @@
 //! The one gate in front of every route the endpoint serves — the MCP endpoint, the legacy
-//! HTTP+SSE routes, the metadata, and the fallback for unknown paths. It is applied to the
+//! HTTP+SSE routes, the metadata, the metrics, and the fallback for unknown paths. It is applied to the
 //! whole router after every route is in it, so a route added later is behind it too. In
 //! order, cheapest first:
 //!
@@ -7,9 +7,9 @@
 //!    §3.2: a request with several `Host` lines is 400);
 //! 2. `Host` and `Origin`: well formed (400) and allowed (403);
 //! 3. a declared body over the limit: 413 before any of it is read, so no `100 Continue`;
-//! 4. the bearer token, unless the route is public (the metadata only): 401 or 403; a
-//!    public route takes no body at all (413), so a caller without a token can make the
-//!    server hold nothing;
+//! 4. the bearer token, unless the route is public (the metadata only): 401 or 403, and the
+//!    route's own scope where it has one (the metrics'); a public route takes no body at
+//!    all (413), so a caller without a token can make the server hold nothing;
 //! 5. the body, read whole within the body timeout (408) and under the limit (413), so a
 //!    handler never waits on a slow client.
 
@@ -73,6 +73,16 @@ pub(crate) async fn admit(
     }
     match security::authenticate(&state, &parts.headers).await {
         Ok(Some(caller)) => {
+            // A route that needs a scope of its own (the metrics) refuses a token without it.
+            let needs = state
+                .scoped_paths
+                .iter()
+                .find(|(path, _)| path == parts.uri.path());
+            if let Some((_, scope)) = needs
+                && !caller.has_scope(scope)
+            {
+                return security::lacks_scope(&state, &parts.headers, scope);
+            }
             parts.extensions.insert(Arc::new(caller));
         }
         Ok(None) => {}

@@ -77,15 +77,7 @@ impl HttpOptions {
 /// The metrics route: the server's metrics in the Prometheus text format.
 async fn metrics_text(
     axum::extract::State(state): axum::extract::State<Arc<HttpState>>,
-    caller: Option<axum::Extension<Arc<crate::AuthInfo>>>,
-    headers: axum::http::HeaderMap,
 ) -> axum::response::Response {
-    if state.options.auth.is_some()
-        && let Some(scope) = &state.options.metrics_scope
-        && !caller.is_some_and(|axum::Extension(caller)| caller.has_scope(scope))
-    {
-        return security::lacks_scope(&state, &headers, scope);
-    }
     let text = state
         .server
         .metrics()
@@ -107,6 +99,7 @@ fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpSt
         path: path.to_owned(),
         methods: methods.to_vec(),
         public,
+        scope: None,
     };
     let mut table = vec![(
         route(
@@ -135,7 +128,11 @@ fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpSt
             "HttpOptions::metrics_route: `{path}` is not a path of its own (it must start with `/` and be no other route's, such as the endpoint's `{}`)",
             options.path
         );
-        table.push((route(path, &[Method::GET], false), get(metrics_text)));
+        let metrics = HttpRoute {
+            scope: options.metrics_scope.clone(),
+            ..route(path, &[Method::GET], false)
+        };
+        table.push((metrics, get(metrics_text)));
     }
     #[cfg(feature = "legacy-sse")]
     table.extend(
@@ -239,11 +236,15 @@ impl Server {
         if options.metrics_path.is_some() {
             self.metrics().enable();
         }
-        let public_paths = options
-            .routes()
-            .into_iter()
+        let routes = options.routes();
+        let public_paths = routes
+            .iter()
             .filter(|r| r.public)
-            .map(|r| r.path)
+            .map(|r| r.path.clone())
+            .collect();
+        let scoped_paths = routes
+            .into_iter()
+            .filter_map(|r| Some((r.path, r.scope?)))
             .collect();
         let listeners = Arc::new(tokio::sync::Semaphore::new(
             options.max_in_flight_sessionless.max(1),
@@ -253,6 +254,7 @@ impl Server {
             sessionless_in_flight,
             listeners,
             public_paths,
+            scoped_paths,
             options,
             sessions,
             tasks: TaskTracker::new(),

@@ -294,7 +294,9 @@ impl HttpOptions {
     /// let options = HttpOptions::default()
     ///     .metrics_route("/metrics")
     ///     .metrics_scope("metrics:read");
-    /// # let _ = options;
+    /// let routes = options.routes();
+    /// let metrics = routes.iter().find(|r| r.path == "/metrics").unwrap();
+    /// assert_eq!(metrics.scope.as_deref(), Some("metrics:read"));
     /// ```
     pub fn metrics_scope(mut self, scope: impl Into<String>) -> Self {
         self.metrics_scope = Some(scope.into());
@@ -311,6 +313,9 @@ pub struct HttpRoute {
     pub methods: Vec<Method>,
     /// Whether it is served without a token (the metadata that says how to get one).
     pub public: bool,
+    /// The scope a token needs for it, beyond being valid (the metrics route's
+    /// [`metrics_scope`](HttpOptions::metrics_scope)); none for the others.
+    pub scope: Option<String>,
 }
 
 /// The host names a request may name in `Host` (any port) by default: loopback only.

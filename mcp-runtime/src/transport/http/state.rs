@@ -32,6 +32,8 @@ pub(crate) struct HttpState {
     pub listeners: Arc<tokio::sync::Semaphore>,
     /// The routes served without a token (the metadata).
     pub public_paths: Vec<String>,
+    /// The routes that need a scope of their own, beyond a valid token.
+    pub scoped_paths: Vec<(String, String)>,
     #[cfg(feature = "legacy-sse")]
     pub legacy: super::session_table::LegacySessions,
 }
