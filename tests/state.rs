@@ -377,7 +377,12 @@ fn session_server() -> Server {
         .resources(mcp_runtime::resources![today])
         .build()
         .unwrap();
-    server.disable_tool("secret");
+    // Disabled off the runtime, so the change is announced at once, to no session yet: in
+    // the runtime its `list_changed` would wait 5 ms to coalesce, and on a busy machine reach
+    // a session that connected meanwhile, among the notices the test counts.
+    std::thread::scope(|scope| {
+        scope.spawn(|| server.disable_tool("secret"));
+    });
     server
 }
 
