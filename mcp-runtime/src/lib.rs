@@ -29,6 +29,8 @@
 
 pub mod audit;
 mod auth;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod cluster;
 mod completion;
 mod content;
@@ -46,7 +48,7 @@ pub mod middleware;
 pub mod oauth;
 #[cfg(feature = "otel")]
 pub mod otel;
-#[cfg(any(feature = "oauth", feature = "otel"))]
+#[cfg(any(feature = "oauth", feature = "otel", feature = "client"))]
 mod outbound;
 pub mod policy;
 mod prompt;
@@ -172,6 +174,8 @@ mod book {
         Testing = "book/src/testing.md";
         #[cfg(feature = "redis")]
         Deploying = "book/src/deploying.md";
+        #[cfg(feature = "client")]
+        Client = "book/src/client.md";
         Faq = "book/src/faq.md";
     }
 }

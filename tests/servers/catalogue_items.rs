@@ -733,19 +733,23 @@ static HOLDS_CANCELLED: std::sync::atomic::AtomicUsize = std::sync::atomic::Atom
 /// that declare the tasks extension).
 #[tool(task)]
 async fn hold(ctx: Context) -> &'static str {
-    struct Count;
-    impl Drop for Count {
-        // A cancelled handler is dropped at its next `.await`: the count is kept either way.
-        fn drop(&mut self) {
-            HOLDS_CANCELLED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-    let _count = Count;
+    let _count = HoldCount;
     ctx.cancelled().await;
     "cancelled"
 }
 
-/// How many `hold` calls ended so far (each ends only when cancelled).
+/// Counts a held call that ended, in `HOLDS_CANCELLED`.
+struct HoldCount;
+
+impl Drop for HoldCount {
+    // A cancelled handler is dropped at its next `.await`: the count is kept either way.
+    fn drop(&mut self) {
+        HOLDS_CANCELLED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// How many `hold` and `progress_then_hold` calls ended so far (each ends only when
+/// cancelled).
 #[tool]
 fn holds_cancelled() -> String {
     HOLDS_CANCELLED
@@ -913,6 +917,7 @@ fn holds_started() -> String {
 /// only if nothing between it and the server buffers the stream.
 #[tool]
 async fn progress_then_hold(ctx: Context) -> &'static str {
+    let _count = HoldCount;
     ctx.progress(1.0, None, "started").await;
     ctx.cancelled().await;
     "cancelled"

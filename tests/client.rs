@@ -1,0 +1,414 @@
+//! The client (`mcp_runtime::client`) against real servers through real transports: the
+//! test catalogue as a child process over stdio and over Streamable HTTP in both eras, the
+//! legacy HTTP+SSE transport, and what a caller relies on: pagination, progress,
+//! notifications, timeouts and cancellation, the server's requests answered by handlers,
+//! and the 2026-07-28 round trips.
+
+use std::time::Duration;
+
+use mcp_runtime::client::{CancellationToken, Client, ClientError, Era, RequestOptions};
+use mcp_runtime::protocol::{LogLevel, Root};
+use mcp_runtime::serde_json::{Map, Value, json};
+use mcp_runtime::tokio;
+use mcp_tests::http::HttpServer;
+
+fn catalogue() -> tokio::process::Command {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_catalogue"))
+}
+
+fn catalogue_with(env: &[(&str, &str)]) -> tokio::process::Command {
+    let mut command = catalogue();
+    command.envs(env.iter().copied());
+    command
+}
+
+/// A client answering the catalogue's sampling, elicitation and roots requests.
+fn answering() -> mcp_runtime::client::ClientBuilder {
+    Client::builder()
+        .name("client-tests", "1.0.0")
+        .on_sampling(|request| async move {
+            let question = request["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            Ok(json!({
+                "role": "assistant",
+                "content": { "type": "text", "text": format!("an answer to {question}") },
+                "model": "test-model",
+            }))
+        })
+        .on_elicitation(|_request| async move {
+            Ok(json!({ "action": "accept", "content": { "name": "Ada", "seat": "window", "bags": 2 } }))
+        })
+        .roots(vec![Root {
+            uri: "file:///home/ada/project".into(),
+            name: Some("project".into()),
+        }])
+}
+
+async fn every_method(client: &Client) {
+    // Pages of two, followed to the end.
+    let page = client.list_tools(None).await.unwrap();
+    assert_eq!(page.items.len(), 2);
+    assert!(page.next_cursor.is_some());
+    let tools = client.all_tools().await.unwrap();
+    assert!(tools.len() > 20, "{}", tools.len());
+    let sleep = tools.iter().find(|t| t.name == "sleep").unwrap();
+    assert_eq!(sleep.input_schema["properties"]["ms"]["type"], "integer");
+
+    let fast = client.call_tool("fast", json!({})).await.unwrap();
+    assert_eq!(fast.text(), "fast");
+    assert!(!fast.is_error);
+    let failed = client.call_tool("fail", json!({})).await.unwrap();
+    assert!(failed.is_error, "a tool error is a result: {failed:?}");
+    match client.call_tool("no_such_tool", json!({})).await {
+        Err(ClientError::Rpc(error)) => assert_eq!(error.code, -32602, "{error:?}"),
+        other => panic!("an unknown tool is a protocol error: {other:?}"),
+    }
+
+    let prompts = client.all_prompts().await.unwrap();
+    assert!(prompts.iter().any(|p| p.name == "code_review"));
+    let mut arguments = Map::new();
+    arguments.insert("name".into(), "Ada".into());
+    let greeting = client.get_prompt("greeting", arguments).await.unwrap();
+    assert!(
+        greeting.messages[0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Ada"),
+        "{greeting:?}"
+    );
+
+    let resources = client.all_resources().await.unwrap();
+    assert!(resources.iter().any(|r| r.uri == "test://static-text"));
+    let templates = client.all_resource_templates().await.unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == "test://items/{id}/data")
+    );
+    let numbers = client.read_resource("test://json-numbers").await.unwrap();
+    assert_eq!(numbers.text(), "[1,2,3]");
+
+    let completion = client
+        .complete(
+            json!({ "type": "ref/prompt", "name": "code_review" }),
+            "language",
+            "r",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(completion.values, ["ruby", "rust"]);
+    client.ping().await.unwrap();
+}
+
+#[mcp_runtime::test]
+async fn over_stdio_in_both_eras_every_server_method_has_a_typed_call() {
+    for (era, stateless) in [(Era::Handshake, false), (Era::Auto, true)] {
+        let client = Client::builder()
+            .era(era)
+            .stdio(catalogue_with(&[("PAGE_SIZE", "2")]))
+            .await
+            .unwrap();
+        assert_eq!(client.server().stateless, stateless);
+        assert_eq!(
+            client.server().protocol_version,
+            if stateless {
+                "2026-07-28"
+            } else {
+                "2025-11-25"
+            }
+        );
+        assert_eq!(client.server().server_info.name, "mcp-tests");
+        every_method(&client).await;
+        client.close().await;
+    }
+}
+
+#[mcp_runtime::test]
+async fn over_http_in_both_eras_every_server_method_has_a_typed_call() {
+    let server = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("PAGE_SIZE", "2")],
+    );
+    for (era, stateless) in [(Era::Handshake, false), (Era::Auto, true)] {
+        let client = Client::builder()
+            .era(era)
+            .http(&server.url("/mcp"))
+            .await
+            .unwrap();
+        assert_eq!(client.server().stateless, stateless);
+        every_method(&client).await;
+        client.close().await;
+    }
+}
+
+#[mcp_runtime::test]
+async fn the_legacy_http_sse_transport_is_the_fallback_for_a_2024_11_05_endpoint() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .protocol_version(mcp_runtime::protocol::ProtocolVersion::V2024_11_05)
+        .http(&server.url("/sse"))
+        .await
+        .unwrap();
+    assert_eq!(client.server().protocol_version, "2024-11-05");
+    assert_eq!(
+        client.call_tool("fast", json!({})).await.unwrap().text(),
+        "fast"
+    );
+    let progress = progress_of(&client, "progress").await;
+    assert_eq!(progress.len(), 3);
+    client.close().await;
+}
+
+async fn progress_of(client: &Client, tool: &str) -> Vec<mcp_runtime::client::Progress> {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let options = RequestOptions::default().with_progress(sender);
+    let result = client
+        .call_tool_with(tool, json!({}), &options)
+        .await
+        .unwrap();
+    assert!(!result.is_error, "{result:?}");
+    drop(options);
+    let mut reports = Vec::new();
+    while let Some(report) = receiver.recv().await {
+        reports.push(report);
+    }
+    reports
+}
+
+#[mcp_runtime::test]
+async fn progress_reaches_the_caller_and_a_broken_answer_stream_is_resumed() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .http(&server.url("/mcp"))
+        .await
+        .unwrap();
+    let reports = progress_of(&client, "progress").await;
+    let steps: Vec<f64> = reports.iter().map(|r| r.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0]);
+    assert_eq!(reports[0].message.as_deref(), Some("step 1"));
+    // The server closes the answer stream after the first report; the client resumes it
+    // with `Last-Event-ID` and gets the rest and the answer.
+    let reports = progress_of(&client, "close_stream_midway").await;
+    let steps: Vec<f64> = reports.iter().map(|r| r.progress).collect();
+    assert_eq!(steps, [1.0, 2.0, 3.0]);
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_timeout_or_a_cancellation_tells_the_server_and_the_connection_goes_on() {
+    for era in [Era::Handshake, Era::Auto] {
+        cancellations_reach_the_server(era).await;
+    }
+}
+
+async fn cancellations_reach_the_server(era: Era) {
+    let client = Client::builder().era(era).stdio(catalogue()).await.unwrap();
+    let options = RequestOptions::timeout(Duration::from_millis(200));
+    match client.call_tool_with("hold", json!({}), &options).await {
+        Err(ClientError::Timeout { method }) => assert_eq!(method, "tools/call"),
+        other => panic!("expected a timeout: {other:?}"),
+    }
+    wait_for_ended_holds(&client, 1).await;
+
+    // Cancelled through a token, once the server reported it holds the call.
+    let token = CancellationToken::new();
+    let (sender, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let options = RequestOptions::default()
+        .with_cancel(token.clone())
+        .with_progress(sender);
+    {
+        let call = client.call_tool_with("progress_then_hold", json!({}), &options);
+        tokio::pin!(call);
+        tokio::select! {
+            outcome = &mut call => panic!("the call ended by itself: {outcome:?}"),
+            _ = started.recv() => {}
+        }
+        token.cancel();
+        assert!(matches!(call.await, Err(ClientError::Cancelled)));
+    }
+    wait_for_ended_holds(&client, 2).await;
+
+    // A call whose future is dropped is cancelled too.
+    let (sender, mut started) = tokio::sync::mpsc::unbounded_channel();
+    let options = RequestOptions::default().with_progress(sender);
+    {
+        let call = client.call_tool_with("progress_then_hold", json!({}), &options);
+        tokio::pin!(call);
+        tokio::select! {
+            outcome = &mut call => panic!("the call ended by itself: {outcome:?}"),
+            _ = started.recv() => {}
+        }
+    }
+    wait_for_ended_holds(&client, 3).await;
+    assert_eq!(
+        client.call_tool("fast", json!({})).await.unwrap().text(),
+        "fast"
+    );
+    client.close().await;
+}
+
+/// Waits until the server counts `ended` held calls ended (by their cancellation).
+async fn wait_for_ended_holds(client: &Client, ended: u32) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let count = client
+            .call_tool("holds_cancelled", json!({}))
+            .await
+            .unwrap();
+        if count.text().parse::<u32>().unwrap() >= ended {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never counted {ended} cancelled calls"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[mcp_runtime::test]
+async fn the_servers_requests_are_answered_by_the_handlers_in_both_eras() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    for era in [Era::Handshake, Era::Auto] {
+        let client = answering()
+            .era(era)
+            .http(&server.url("/mcp"))
+            .await
+            .unwrap();
+        let answer = client
+            .call_tool("ask_model", json!({ "question": "why?" }))
+            .await
+            .unwrap();
+        assert!(answer.text().contains("an answer to why?"), "{answer:?}");
+        let seat = client.call_tool("choose_seat", json!({})).await.unwrap();
+        assert!(seat.text().contains("window"), "{seat:?}");
+        let roots = client.call_tool("list_roots", json!({})).await.unwrap();
+        assert_eq!(roots.text(), "file:///home/ada/project");
+        client.close().await;
+    }
+    // Over stdio as well.
+    let client = answering()
+        .era(Era::Handshake)
+        .stdio(catalogue())
+        .await
+        .unwrap();
+    let seat = client.call_tool("choose_seat", json!({})).await.unwrap();
+    assert!(seat.text().contains("window"), "{seat:?}");
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn notifications_arrive_as_a_stream() {
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .stdio(catalogue())
+        .await
+        .unwrap();
+    let mut notifications = client.notifications();
+    client.set_level(LogLevel::Info).await.unwrap();
+    client.call_tool("log", json!({})).await.unwrap();
+    let mut logged = Vec::new();
+    while logged.len() < 2 {
+        let notification = notifications.next().await.unwrap();
+        if notification.method == "notifications/message" {
+            logged.push(notification.params["level"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(logged, ["info", "error"], "debug is below the level set");
+    client
+        .call_tool("toggle_tool", json!({ "name": "fast", "enabled": false }))
+        .await
+        .unwrap();
+    loop {
+        let notification = notifications.next().await.unwrap();
+        if notification.method == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    assert!(
+        !client
+            .all_tools()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "fast")
+    );
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_stateless_call_carries_the_standard_and_mirrored_headers() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let client = Client::http(&server.url("/mcp")).await.unwrap();
+    assert!(client.server().stateless);
+    // The server refuses a call whose mirrored arguments lack their headers; the client
+    // learns them from the listing.
+    client.all_tools().await.unwrap();
+    let routed = client
+        .call_tool(
+            "route",
+            json!({ "region": "eu-west-1", "shard": 3, "query": "x" }),
+        )
+        .await
+        .unwrap();
+    assert!(!routed.is_error, "{routed:?}");
+    // A task method names its task in `Mcp-Name`: the server finds no task, and says so.
+    match client.get_task("no-such-task").await {
+        Err(ClientError::Rpc(error)) => {
+            assert_ne!(error.code, -32020, "no header mismatch: {error:?}");
+        }
+        other => panic!("an unknown task is an error: {other:?}"),
+    }
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_child_that_exits_fails_the_calls_in_flight_and_the_next_ones() {
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .stdio(catalogue())
+        .await
+        .unwrap();
+    let held = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("hold", json!({})).await })
+    };
+    client.ping().await.unwrap();
+    // Closing ends the child's input: the child exits, and the held call fails.
+    let other = client.clone();
+    client.close().await;
+    assert!(matches!(held.await.unwrap(), Err(ClientError::Closed(_))));
+    assert!(matches!(other.ping().await, Err(ClientError::Closed(_))));
+}
+
+#[mcp_runtime::test]
+async fn a_target_is_a_url_or_a_command_line() {
+    let command = format!("{} --name-ignored", env!("CARGO_BIN_EXE_catalogue"));
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .connect(&command)
+        .await;
+    // The catalogue ignores arguments it does not know.
+    let client = client.unwrap();
+    assert_eq!(
+        client.call_tool("fast", json!({})).await.unwrap().text(),
+        "fast"
+    );
+    client.close().await;
+    match Client::http("ftp://example.com").await {
+        Err(ClientError::Usage(message)) => assert!(message.contains("http"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    match Client::builder().connect("/no/such/program").await {
+        Err(ClientError::Transport(message)) => {
+            assert!(message.contains("could not start"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let _ = Value::Null;
+}
