@@ -412,3 +412,41 @@ async fn a_target_is_a_url_or_a_command_line() {
     }
     let _ = Value::Null;
 }
+
+#[mcp_runtime::test]
+async fn in_the_stateless_era_notifications_come_to_a_listener() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let client = Client::http(&server.url("/mcp")).await.unwrap();
+    assert!(client.server().stateless);
+    let mut notifications = client.notifications();
+    let listening = client
+        .listen(json!({ "toolsListChanged": true, "resourceSubscriptions": ["test://watched"] }))
+        .await
+        .unwrap();
+    assert_eq!(
+        listening.acknowledged()["notifications"]["toolsListChanged"],
+        true
+    );
+    client.call_tool("touch_watched", json!({})).await.unwrap();
+    client
+        .call_tool("toggle_tool", json!({ "name": "fast", "enabled": false }))
+        .await
+        .unwrap();
+    let mut heard = Vec::new();
+    while heard.len() < 2 {
+        let notification = notifications.next().await.unwrap();
+        if notification.method != "notifications/subscriptions/acknowledged" {
+            heard.push(notification.method);
+        }
+    }
+    heard.sort();
+    assert_eq!(
+        heard,
+        [
+            "notifications/resources/updated",
+            "notifications/tools/list_changed"
+        ]
+    );
+    drop(listening);
+    client.close().await;
+}

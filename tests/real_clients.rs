@@ -180,3 +180,17 @@ fn the_python_sdk_calls_tools_reads_templates_and_elicits_over_http_after_the_ha
         &["legacy"],
     );
 }
+
+#[test]
+fn the_python_sdk_uses_two_servers_through_the_gateway_in_both_eras() {
+    let everything = HttpServer::spawn(&workspace_binary("everything"), &[]);
+    // The gateway starts the quickstart binary next to its own.
+    workspace_binary("quickstart");
+    let gateway = workspace_binary("gateway");
+    let url = everything.url("/mcp");
+    for mode in [&[][..], &["legacy"][..]] {
+        let mut extra = vec![url.as_str()];
+        extra.extend_from_slice(mode);
+        run_python_script("python_sdk_gateway.py", gateway.as_os_str(), &extra);
+    }
+}

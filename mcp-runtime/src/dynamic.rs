@@ -77,6 +77,8 @@ pub struct DynamicTool {
     schema: Value,
     annotations: ToolAnnotations,
     call: Arc<dyn Fn(Context, Value) -> Call + Send + Sync>,
+    /// Where it comes from, for error messages (a mounted server's, or made at run time).
+    origin: Option<String>,
 }
 
 impl DynamicTool {
@@ -104,7 +106,15 @@ impl DynamicTool {
                 let call = call(ctx, arguments);
                 Box::pin(async move { call.await.into_tool_result() })
             }),
+            origin: None,
         }
+    }
+
+    /// Names where the tool comes from in error messages (`the server mounted as …`).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn with_origin(mut self, origin: String) -> Self {
+        self.origin = Some(origin);
+        self
     }
 
     /// A title for people.
@@ -194,7 +204,13 @@ impl std::fmt::Debug for DynamicTool {
 /// life of the process: adding the same tool again, or another with the same name,
 /// description and annotations, reuses it.
 fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
-    let key = serde_json::json!([tool.name, tool.title, tool.description, tool.annotations]);
+    let key = serde_json::json!([
+        tool.name,
+        tool.title,
+        tool.description,
+        tool.annotations,
+        tool.origin
+    ]);
     made_once(key, || {
         ToolDescriptor {
             name: leak(&tool.name),
@@ -212,9 +228,20 @@ fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
             call: |_, _| Box::pin(std::future::ready(CallToolResult::error("not callable"))),
             states: &[],
             scopes: &[],
-            location: MADE_AT_RUN_TIME,
+            location: location(tool.origin.as_deref()),
         }
     })
+}
+
+/// Where an item made at run time comes from.
+fn location(origin: Option<&str>) -> SourceLocation {
+    match origin {
+        Some(origin) => SourceLocation {
+            file: leak(origin),
+            line: 0,
+        },
+        None => MADE_AT_RUN_TIME,
+    }
 }
 
 /// The descriptor made for `key` (each kind of descriptor keyed apart), made by `make` the
@@ -301,6 +328,8 @@ pub struct DynamicPrompt {
     description: String,
     arguments: Vec<PromptArgument>,
     call: PromptCall,
+    completer: Option<crate::registry::DynamicCompleter>,
+    origin: Option<String>,
 }
 
 impl DynamicPrompt {
@@ -325,12 +354,29 @@ impl DynamicPrompt {
                 let call = call(ctx, arguments);
                 Box::pin(async move { call.await.into_prompt_result() })
             }),
+            completer: None,
+            origin: None,
         }
+    }
+
+    /// Names where the prompt comes from in error messages.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn with_origin(mut self, origin: String) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// Completes its arguments with `completer` (a mounted server's prompt: that server).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn with_completer(mut self, completer: crate::registry::DynamicCompleter) -> Self {
+        self.completer = Some(completer);
+        self
     }
 
     /// The prompt's catalogue entry.
     pub(crate) fn build(&self) -> Result<CataloguePrompt, CatalogueError> {
         let key = serde_json::json!([
+            self.origin,
             self.name,
             self.description,
             self.arguments
@@ -360,7 +406,7 @@ impl DynamicPrompt {
                 get: |_, _| Box::pin(std::future::ready(Err(RpcError::internal("not callable")))),
                 states: &[],
                 scopes: &[],
-                location: MADE_AT_RUN_TIME,
+                location: location(self.origin.as_deref()),
             }
         });
         let call = Arc::clone(&self.call);
@@ -372,6 +418,7 @@ impl DynamicPrompt {
         });
         let mut built = CataloguePrompt::build(descriptor)?;
         built.handler = Some(handler);
+        built.completer = self.completer.clone();
         Ok(built)
     }
 }
@@ -452,6 +499,8 @@ pub struct DynamicResource {
     description: String,
     mime_type: Option<String>,
     call: ResourceCall,
+    completer: Option<crate::registry::DynamicCompleter>,
+    origin: Option<String>,
 }
 
 impl DynamicResource {
@@ -482,7 +531,24 @@ impl DynamicResource {
             description: description.into(),
             mime_type: None,
             call,
+            completer: None,
+            origin: None,
         }
+    }
+
+    /// Names where the resource comes from in error messages.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn with_origin(mut self, origin: String) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// Completes its template's variables with `completer` (a mounted server's template:
+    /// that server).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn with_completer(mut self, completer: crate::registry::DynamicCompleter) -> Self {
+        self.completer = Some(completer);
+        self
     }
 
     /// The MIME type its contents have.
@@ -493,7 +559,13 @@ impl DynamicResource {
 
     /// The resource's catalogue entry (its URI template checked).
     pub(crate) fn build(&self) -> Result<CatalogueResource, CatalogueError> {
-        let key = serde_json::json!([self.uri, self.name, self.description, self.mime_type]);
+        let key = serde_json::json!([
+            self.uri,
+            self.name,
+            self.description,
+            self.mime_type,
+            self.origin
+        ]);
         let descriptor = made_once(key, || ResourceDescriptor {
             uri: leak(&self.uri),
             name: leak(&self.name),
@@ -512,7 +584,7 @@ impl DynamicResource {
             list: None,
             states: &[],
             scopes: &[],
-            location: MADE_AT_RUN_TIME,
+            location: location(self.origin.as_deref()),
         });
         let call = Arc::clone(&self.call);
         let mime = self.mime_type.clone();
@@ -520,6 +592,7 @@ impl DynamicResource {
             Arc::new(move |ctx, request| call(ctx, request, mime.clone()));
         let mut built = CatalogueResource::build(descriptor)?;
         built.handler = Some(handler);
+        built.completer = self.completer.clone();
         Ok(built)
     }
 }

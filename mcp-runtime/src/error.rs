@@ -18,6 +18,9 @@ pub enum Error {
     Usage(String),
     /// A store shared between replicas could not be reached.
     Store(crate::cluster::StoreError),
+    /// Another MCP server could not be reached or used (feature `client`: a mounted server).
+    #[cfg(feature = "client")]
+    Client(crate::client::ClientError),
 }
 
 impl fmt::Debug for Error {
@@ -36,6 +39,8 @@ impl fmt::Display for Error {
             Error::Io(e) => write!(f, "transport error: {e}"),
             Error::Usage(e) => f.write_str(e),
             Error::Store(e) => write!(f, "{e}"),
+            #[cfg(feature = "client")]
+            Error::Client(e) => write!(f, "{e}"),
         }
     }
 }
@@ -47,6 +52,8 @@ impl std::error::Error for Error {
             Error::Io(e) => Some(e),
             Error::Usage(_) => None,
             Error::Store(e) => Some(e),
+            #[cfg(feature = "client")]
+            Error::Client(e) => Some(e),
         }
     }
 }
@@ -66,5 +73,12 @@ impl From<std::io::Error> for Error {
 impl From<crate::cluster::StoreError> for Error {
     fn from(e: crate::cluster::StoreError) -> Self {
         Error::Store(e)
+    }
+}
+
+#[cfg(feature = "client")]
+impl From<crate::client::ClientError> for Error {
+    fn from(e: crate::client::ClientError) -> Self {
+        Error::Client(e)
     }
 }

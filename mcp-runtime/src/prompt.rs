@@ -186,6 +186,14 @@ impl PromptArguments {
             .map(|(k, _)| k.as_str())
     }
 
+    /// Each argument given with text, and its text.
+    #[cfg(feature = "client")]
+    pub(crate) fn values(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values
+            .iter()
+            .filter_map(|(k, v)| v.as_deref().map(|v| (k.as_str(), v)))
+    }
+
     /// Every name the client sent, given or left out.
     #[cfg(feature = "dynamic")]
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {

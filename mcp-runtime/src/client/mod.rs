@@ -34,6 +34,8 @@
 mod auth;
 mod engine;
 mod http;
+mod memory;
+mod mount;
 pub mod oauth;
 mod sse;
 mod stdio;
@@ -49,6 +51,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+pub use mount::Mount;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
     CallToolResult, Completion, Notification, Page, Progress, Prompt, PromptArgumentInfo,
@@ -284,6 +287,25 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares sampling, elicitation and roots for a client that passes the server's
+    /// requests on (a [`Mount`]): those made during a mounted call go to the client of that
+    /// call; any other is refused.
+    pub fn proxy(self) -> Self {
+        let refuse = |method: &'static str| {
+            move |_params: Value| async move {
+                Err(RpcError::new(
+                    crate::protocol::code::METHOD_NOT_FOUND,
+                    format!("`{method}` reaches a client only from a call in progress"),
+                ))
+            }
+        };
+        let mut builder = self
+            .on_sampling(refuse("sampling/createMessage"))
+            .on_elicitation(refuse("elicitation/create"));
+        builder.handlers.roots = Some(Arc::new(Mutex::new(Vec::new())));
+        builder
+    }
+
     /// A further client capability to declare, e.g. an extension's.
     pub fn capability(mut self, name: impl Into<String>, value: Value) -> Self {
         self.handlers.extra_capabilities.insert(name.into(), value);
@@ -314,6 +336,16 @@ impl ClientBuilder {
         let engine = Engine::new(self.info.clone(), self.handlers.clone(), self.timeout);
         let stdio = stdio::Stdio::spawn(command, &engine)?;
         engine.set_wire(Wire::Stdio(Box::new(stdio)));
+        self.negotiate(engine, None).await
+    }
+
+    /// Connects to a server built in this program, through the same dispatch a transport
+    /// uses (no process, no socket): to test it, or to mount it into another
+    /// ([`Mount`]).
+    pub async fn in_process(self, server: &crate::Server) -> Result<Client, ClientError> {
+        let engine = Engine::new(self.info.clone(), self.handlers.clone(), self.timeout);
+        let memory = memory::Memory::connect(server, &engine);
+        engine.set_wire(Wire::Memory(memory));
         self.negotiate(engine, None).await
     }
 
@@ -460,6 +492,26 @@ impl fmt::Debug for Client {
     }
 }
 
+/// A `subscriptions/listen` in progress ([`Client::listen`]): dropping it ends it.
+#[derive(Debug)]
+pub struct Listening {
+    acknowledged: Value,
+    token: CancellationToken,
+}
+
+impl Listening {
+    /// What the server acknowledged it will send (its `notifications/subscriptions/acknowledged`).
+    pub fn acknowledged(&self) -> &Value {
+        &self.acknowledged
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.token.cancel();
+    }
+}
+
 /// The notifications the server sends, in order. A listener that falls more than 1,024
 /// behind loses the oldest.
 pub struct Notifications {
@@ -576,6 +628,61 @@ impl Client {
     pub fn notifications(&self) -> Notifications {
         Notifications {
             receiver: self.engine().subscribe(),
+        }
+    }
+
+    /// In the stateless era (2026-07-28), asks the server for change notifications:
+    /// `filter` is a `SubscriptionFilter` (`{"toolsListChanged": true,
+    /// "resourceSubscriptions": ["file:///…"]}`). They arrive on [`notifications`]
+    /// (Client::notifications) until the returned [`Listening`] is dropped. Returns once the
+    /// server acknowledged what it will send. (In the handshake era, notifications need no
+    /// asking; use [`subscribe`](Client::subscribe) for a resource's updates.)
+    pub async fn listen(&self, filter: Value) -> Result<Listening, ClientError> {
+        if !self.server().stateless {
+            return Err(ClientError::Usage(
+                "`subscriptions/listen` is of the stateless era; this server speaks the handshake"
+                    .into(),
+            ));
+        }
+        let mut notifications = self.notifications();
+        let token = CancellationToken::new();
+        let options = RequestOptions {
+            // The request lasts as long as the listener.
+            timeout: Some(Duration::from_secs(365 * 24 * 3600)),
+            cancel: Some(token.clone()),
+            ..RequestOptions::default()
+        };
+        let client = self.clone();
+        let request = tokio::spawn(async move {
+            client
+                .request_with(
+                    "subscriptions/listen",
+                    json!({ "notifications": filter }),
+                    &options,
+                )
+                .await
+        });
+        let acknowledged = async {
+            while let Some(notification) = notifications.next().await {
+                if notification.method == "notifications/subscriptions/acknowledged" {
+                    return Ok(notification.params);
+                }
+            }
+            Err(ClientError::Closed(
+                "the connection closed before the server acknowledged".into(),
+            ))
+        };
+        tokio::pin!(acknowledged);
+        let mut request = request;
+        tokio::select! {
+            acknowledged = &mut acknowledged => Ok(Listening {
+                acknowledged: acknowledged?,
+                token,
+            }),
+            ended = &mut request => match ended {
+                Ok(Err(error)) => Err(error),
+                _ => Err(ClientError::Protocol("the server ended `subscriptions/listen` at once".into())),
+            },
         }
     }
 

@@ -1,10 +1,12 @@
-//! What carries the client's messages: a child process's standard input and output, or
-//! HTTP (Streamable HTTP in either era, or the legacy HTTP+SSE transport).
+//! What carries the client's messages: a child process's standard input and output, HTTP
+//! (Streamable HTTP in either era, or the legacy HTTP+SSE transport), or a server in the
+//! same process.
 
 use serde_json::Value;
 
 use super::ClientError;
 use super::http::Http;
+use super::memory::Memory;
 use super::stdio::Stdio;
 
 /// What a message is, for the transport: HTTP sends each kind differently.
@@ -60,6 +62,7 @@ impl Outgoing {
 pub(crate) enum Wire {
     Stdio(Box<Stdio>),
     Http(Box<Http>),
+    Memory(Memory),
 }
 
 impl Wire {
@@ -67,6 +70,7 @@ impl Wire {
         match self {
             Wire::Stdio(stdio) => stdio.send(&outgoing.message).await,
             Wire::Http(http) => http.send(outgoing).await,
+            Wire::Memory(memory) => memory.send(&outgoing.message).await,
         }
     }
 
@@ -81,6 +85,7 @@ impl Wire {
         match self {
             Wire::Stdio(stdio) => stdio.close().await,
             Wire::Http(http) => http.close().await,
+            Wire::Memory(memory) => memory.close().await,
         }
     }
 }

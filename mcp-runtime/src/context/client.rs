@@ -120,6 +120,35 @@ impl Context {
         }
     }
 
+    /// Passes a request of a mounted server on to this request's client (a proxy's
+    /// forwarding): sampling, elicitation and roots, each only if the client declared it.
+    #[cfg(feature = "client")]
+    pub(crate) async fn forward_client_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, crate::protocol::RpcError> {
+        use crate::protocol::RpcError;
+        let (method, path, capability): (&'static str, &[&'static str], &'static str) = match method
+        {
+            "sampling/createMessage" => ("sampling/createMessage", &["sampling"], "sampling"),
+            "elicitation/create" => ("elicitation/create", &["elicitation"], "elicitation"),
+            "roots/list" => ("roots/list", &["roots"], "roots"),
+            "ping" => return Ok(serde_json::json!({})),
+            other => return Err(RpcError::method_not_found(other)),
+        };
+        self.require(path, capability).map_err(|e| {
+            RpcError::method_not_found(method)
+                .with_data(serde_json::json!({ "reason": e.to_string() }))
+        })?;
+        self.request_client(method, &params, None)
+            .await
+            .map_err(|error| match error {
+                ClientError::Rejected { error, .. } => error,
+                other => RpcError::internal(other.to_string()),
+            })
+    }
+
     /// Checks that the client is alive (`ping`).
     pub async fn ping(&self) -> Result<(), ClientError> {
         if self.inner.out.round_trip.is_some() {

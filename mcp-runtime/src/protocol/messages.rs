@@ -184,19 +184,35 @@ pub(crate) struct LoggingMessageParams<'a> {
 /// let a = ToolAnnotations { read_only: Some(true), ..ToolAnnotations::NONE };
 /// assert_eq!(serde_json::to_value(a).unwrap(), serde_json::json!({"readOnlyHint": true}));
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolAnnotations {
     /// The tool does not modify its environment.
-    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "readOnlyHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub read_only: Option<bool>,
     /// The tool may perform destructive updates.
-    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "destructiveHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub destructive: Option<bool>,
     /// Calling the tool again with the same arguments has no additional effect.
-    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "idempotentHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub idempotent: Option<bool>,
     /// The tool interacts with an open world of external entities.
-    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "openWorldHint",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub open_world: Option<bool>,
 }
 

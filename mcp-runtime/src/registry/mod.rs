@@ -26,6 +26,21 @@ use crate::state::States;
 use crate::uri_template::UriVariables;
 
 pub(crate) use prompt::CataloguePrompt;
+
+/// The completion of an argument of a prompt or template made at run time (a mounted
+/// server's, which answers it), which its descriptor's plain functions cannot hold.
+pub(crate) type DynamicCompleter = Arc<
+    dyn Fn(
+            crate::Context,
+            CompletionContext,
+        ) -> std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = Result<Completion, crate::protocol::RpcError>>
+                    + Send,
+            >,
+        > + Send
+        + Sync,
+>;
 #[cfg(feature = "dynamic")]
 pub(crate) use prompt::DynamicPromptHandler;
 pub use prompt::{Prompt, PromptArgumentDescriptor, PromptDescriptor, PromptEntry, PromptFuture};
@@ -53,6 +68,10 @@ pub struct SourceLocation {
 
 impl fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Line 0: an item made at run time, named by where it comes from.
+        if self.line == 0 {
+            return f.write_str(self.file);
+        }
         write!(f, "{}:{}", self.file, self.line)
     }
 }

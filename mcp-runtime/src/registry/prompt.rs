@@ -87,6 +87,8 @@ pub(crate) struct CataloguePrompt {
     pub descriptor: &'static PromptDescriptor,
     /// The get of a prompt made at run time, which its descriptor cannot hold.
     pub handler: Option<DynamicPromptHandler>,
+    /// The completion of its arguments, for one made at run time that has one.
+    pub completer: Option<super::DynamicCompleter>,
     wire: [Box<RawValue>; 4],
 }
 
@@ -96,6 +98,7 @@ impl CataloguePrompt {
         Ok(CataloguePrompt {
             descriptor: d,
             handler: None,
+            completer: None,
             wire: wire_per_version(|v| prompt_wire(d, meta.as_ref(), v)),
         })
     }

@@ -106,6 +106,8 @@ pub(crate) struct CatalogueResource {
     pub descriptor: &'static ResourceDescriptor,
     /// The read of a resource made at run time, which its descriptor cannot hold.
     pub handler: Option<DynamicResourceHandler>,
+    /// The completion of its arguments, for one made at run time that has one.
+    pub completer: Option<super::DynamicCompleter>,
     pub template: UriTemplate,
     wire: [Box<RawValue>; 4],
 }
@@ -125,6 +127,7 @@ impl CatalogueResource {
         Ok(CatalogueResource {
             descriptor: d,
             handler: None,
+            completer: None,
             wire: wire_per_version(|v| resource_wire(d, is_template, meta.as_ref(), v)),
             template,
         })

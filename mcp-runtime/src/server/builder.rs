@@ -74,6 +74,8 @@ pub struct ServerBuilder {
     dynamic_prompts: Vec<crate::DynamicPrompt>,
     #[cfg(feature = "dynamic")]
     dynamic_resources: Vec<crate::DynamicResource>,
+    #[cfg(feature = "client")]
+    mounts: Vec<crate::client::Mount>,
 }
 
 /// How long a task is kept after it is created, unless set.
@@ -115,6 +117,8 @@ impl Server {
             dynamic_prompts: Vec::new(),
             #[cfg(feature = "dynamic")]
             dynamic_resources: Vec::new(),
+            #[cfg(feature = "client")]
+            mounts: Vec::new(),
         }
     }
 }
@@ -586,6 +590,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Mounts another server's catalogue under a prefix (feature `client`; see
+    /// [`Mount`](crate::client::Mount)): its tools and prompts listed as `{prefix}_{name}`,
+    /// its resources under their own URIs, everything routed to it. A name or URI that is
+    /// already taken is refused by [`build`](ServerBuilder::build).
+    #[cfg(feature = "client")]
+    pub fn mount(mut self, mount: crate::client::Mount) -> Self {
+        let (tools, prompts, resources) = mount.items();
+        self.dynamic_tools.extend(tools);
+        self.dynamic_prompts.extend(prompts);
+        self.dynamic_resources.extend(resources);
+        self.mounts.push(mount);
+        self
+    }
+
     /// Adds a tool made at run time (feature `dynamic`; see [`DynamicTool`](crate::DynamicTool)).
     /// Its schema is checked when the server is built, against the server's schema profile.
     #[cfg(feature = "dynamic")]
@@ -671,7 +689,9 @@ impl ServerBuilder {
     }
 
     /// Builds the server: collects and checks the catalogue and builds every schema.
-    pub fn build(self) -> Result<Server, CatalogueError> {
+    pub fn build(#[allow(unused_mut)] mut self) -> Result<Server, CatalogueError> {
+        #[cfg(feature = "client")]
+        let mounts = std::mem::take(&mut self.mounts);
         if let Some(keys) = &self.state_keys {
             keys.check(MIN_STATE_KEY_BYTES)
                 .map_err(|(which, bytes)| CatalogueError::WeakRequestStateKey { which, bytes })?;
@@ -743,11 +763,11 @@ impl ServerBuilder {
             completions: catalogue
                 .prompts
                 .iter()
-                .any(|p| !p.descriptor.completions.is_empty())
+                .any(|p| !p.descriptor.completions.is_empty() || p.completer.is_some())
                 || catalogue
                     .templates
                     .iter()
-                    .any(|t| !t.descriptor.completions.is_empty()),
+                    .any(|t| !t.descriptor.completions.is_empty() || t.completer.is_some()),
         };
         let initialize_results = ProtocolVersion::HANDSHAKE.map(|v| {
             initialize_result(
@@ -815,6 +835,10 @@ impl ServerBuilder {
             }),
         };
         server.join_cluster();
+        #[cfg(feature = "client")]
+        for mount in mounts {
+            mount.follow(&server);
+        }
         Ok(server)
     }
 

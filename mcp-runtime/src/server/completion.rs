@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use serde::Deserialize;
 
 use super::Server;
-use super::request::Request;
 use super::request::panic_message;
+use super::request::{Request, Routed};
 use crate::completion::{Completion, CompletionContext};
 use crate::protocol::RpcError;
 use crate::registry::CompletionDescriptor;
@@ -43,8 +43,38 @@ struct ContextArguments {
 }
 
 impl Server {
+    /// `completion/complete`: answered by the item's own completion function, or, for an
+    /// item of a mounted server, by that server.
+    pub(super) fn complete(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
+        let p: CompleteParams = req.params()?;
+        let catalogue = self.catalogue_for(req.session, req.hidden);
+        let completer = match &p.reference {
+            Reference::Prompt { name } => catalogue.prompt(name).and_then(|p| p.completer.clone()),
+            Reference::Resource { uri } => catalogue
+                .resource_by_declared_uri(uri)
+                .and_then(|r| r.completer.clone()),
+        };
+        let Some(completer) = completer else {
+            return Ok(req.answer(self.complete_argument(req), None));
+        };
+        let context = CompletionContext {
+            argument: p.argument.name,
+            value: p.argument.value,
+            arguments: p.context.map(|c| c.arguments).unwrap_or_default(),
+        };
+        let (ctx, cancel) = req.begin_custom(None)?;
+        Ok(req.run_custom(cancel, completer(ctx, context), |outcome| {
+            let completion = outcome.map_err(|panic| {
+                tracing::error!(panic, "completion panicked");
+                RpcError::internal("the completion function failed")
+            })??;
+            serde_json::to_string(&serde_json::json!({ "completion": completion }))
+                .map_err(|e| RpcError::internal(e.to_string()))
+        }))
+    }
+
     /// `completion/complete`: the suggestions for one prompt argument or template variable.
-    pub(super) fn complete_argument(&self, req: &Request<'_>) -> Result<String, RpcError> {
+    fn complete_argument(&self, req: &Request<'_>) -> Result<String, RpcError> {
         let p: CompleteParams = req.params()?;
         let catalogue = self.catalogue_for(req.session, req.hidden);
         let (completions, known): (&[CompletionDescriptor], bool) = match &p.reference {

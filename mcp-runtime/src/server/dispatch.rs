@@ -311,7 +311,7 @@ impl Server {
             Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => {
                 req.answer(self.subscribe(req), None)
             }
-            Method::CompletionComplete => req.answer(self.complete_argument(req), None),
+            Method::CompletionComplete => self.complete(req)?,
             Method::LoggingSetLevel => {
                 let p: SetLevelParams = req.params()?;
                 req.session.set_log_level(p.level);
