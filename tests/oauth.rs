@@ -314,3 +314,90 @@ fn hmac_sha256(key: &[u8], message: &[u8]) -> String {
     mac.update(message);
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
 }
+
+/// A browser, for the client's sign-in: asks `url` (the authorization server approves at
+/// once) and follows its redirect to the client's local listener.
+fn browse(url: &str) {
+    fn split(url: &str) -> (std::net::SocketAddr, String) {
+        let rest = url.strip_prefix("http://").expect("a loopback http URL");
+        let (authority, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let authority = authority.replace("localhost", "127.0.0.1");
+        (authority.parse().expect("host:port"), target.to_owned())
+    }
+    let (addr, target) = split(url);
+    let approved = mcp_tests::http::Request::new(addr, "GET", &target).send();
+    assert_eq!(approved.status, 302, "{approved:?}");
+    let back = approved.header("location").expect("a redirect").to_owned();
+    let (addr, target) = split(&back);
+    let landed = mcp_tests::http::Request::new(addr, "GET", &target).send();
+    assert_eq!(
+        landed.status, 200,
+        "the listener took the redirect: {landed:?}"
+    );
+}
+
+#[mcp_runtime::test]
+async fn the_client_signs_in_with_its_local_redirect_listener_and_uses_the_notes_example() {
+    use mcp_runtime::client::oauth::OAuth;
+    use mcp_runtime::client::{Client, Era};
+
+    let issuer = AuthorizationServer::start();
+    let scratch = mcp_tests::Scratch::new("client-oauth");
+    let db = scratch.path("notes.db");
+    let addr = format!("127.0.0.1:{}", mcp_tests::cluster::free_port());
+    let server = HttpServer::spawn_on(
+        &mcp_tests::workspace_binary("notes"),
+        &addr,
+        &[
+            std::ffi::OsStr::new("--db"),
+            db.as_os_str(),
+            std::ffi::OsStr::new("--issuer"),
+            std::ffi::OsStr::new(&issuer.issuer),
+        ],
+        &[],
+    );
+    for era in [Era::Handshake, Era::Auto] {
+        let opened = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = opened.clone();
+        let oauth = OAuth::new()
+            .client_name("client tests")
+            .open_with(move |url| {
+                seen.lock().unwrap().push(url.to_owned());
+                let url = url.to_owned();
+                // The browser runs beside the client, which waits on its listener meanwhile.
+                std::thread::spawn(move || browse(&url));
+            });
+        let client = Client::builder()
+            .era(era)
+            .oauth(oauth)
+            .http(&server.url("/mcp"))
+            .await
+            .unwrap();
+        let opened = opened.lock().unwrap().clone();
+        assert_eq!(opened.len(), 1, "one sign-in: {opened:?}");
+        let url = &opened[0];
+        assert!(
+            url.starts_with(&format!("{}/authorize?", issuer.issuer)),
+            "{url}"
+        );
+        for part in [
+            "code_challenge_method=S256",
+            "resource=",
+            "scope=notes%3Aread",
+        ] {
+            assert!(url.contains(part), "{part} in {url}");
+        }
+        let added = client
+            .call_tool(
+                "add_note",
+                json!({ "title": "signed in", "body": "with PKCE" }),
+            )
+            .await
+            .unwrap();
+        assert!(!added.is_error, "{added:?}");
+        client.close().await;
+    }
+    let stats = issuer.stats();
+    assert_eq!(stats["register"], 2, "one registration per client: {stats}");
+    assert_eq!(stats["authorize"], 2, "{stats}");
+}

@@ -64,6 +64,8 @@ const FORM: &AsciiSet = &NON_ALPHANUMERIC
 type AuthorizeStep =
     Arc<dyn Fn(String, String) -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
 
+type Opener = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How the client is known to the authorization server.
 #[derive(Clone, Debug)]
 enum Registration {
@@ -115,6 +117,7 @@ pub struct OAuth {
     redirect_port: u16,
     redirect_uri: Option<String>,
     authorize: Option<AuthorizeStep>,
+    open: Option<Opener>,
     grant: Grant,
     dpop: bool,
 }
@@ -147,6 +150,7 @@ impl OAuth {
             redirect_port: 0,
             redirect_uri: None,
             authorize: None,
+            open: None,
             grant: Grant::Code,
             dpop: false,
         }
@@ -243,6 +247,17 @@ impl OAuth {
     /// pre-registered client usually needs a fixed one).
     pub fn redirect_port(mut self, port: u16) -> Self {
         self.redirect_port = port;
+        self
+    }
+
+    /// Shows the authorization URL with `open` (e.g. starts the person's browser on it)
+    /// instead of printing it on standard error; the redirect still comes back to the local
+    /// listener.
+    pub fn open_with<F>(mut self, open: F) -> Self
+    where
+        F: Fn(&str) + Send + Sync + 'static,
+    {
+        self.open = Some(Arc::new(open));
         self
     }
 
@@ -565,7 +580,7 @@ impl Flow {
                 .await
                 .map_err(|_| ClientError::Auth("nobody signed in in time".into()))?
                 .map_err(ClientError::Auth)?,
-            None => redirect.wait(&url).await?,
+            None => redirect.wait(&url, self.settings.open.as_ref()).await?,
         };
         let answer = query_of(&callback);
         if let Some(error) = answer.get("error") {
@@ -868,11 +883,14 @@ struct Redirect {
 
 impl Redirect {
     /// Shows the authorization URL and waits for the browser's redirect to the listener.
-    async fn wait(&mut self, url: &str) -> Result<String, ClientError> {
+    async fn wait(&mut self, url: &str, open: Option<&Opener>) -> Result<String, ClientError> {
         let Some(listener) = self.listener.take() else {
             return Err(ClientError::Auth("no redirect listener".into()));
         };
-        eprintln!("To authorize this client, open this URL in a browser:\n\n  {url}\n");
+        match open {
+            Some(open) => open(url),
+            None => eprintln!("To authorize this client, open this URL in a browser:\n\n  {url}\n"),
+        }
         let wait = async {
             loop {
                 let (mut socket, _) = listener
