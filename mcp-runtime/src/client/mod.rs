@@ -633,9 +633,9 @@ impl Client {
 
     /// In the stateless era (2026-07-28), asks the server for change notifications:
     /// `filter` is a `SubscriptionFilter` (`{"toolsListChanged": true,
-    /// "resourceSubscriptions": ["file:///…"]}`). They arrive on [`notifications`]
-    /// (Client::notifications) until the returned [`Listening`] is dropped. Returns once the
-    /// server acknowledged what it will send. (In the handshake era, notifications need no
+    /// "resourceSubscriptions": ["file:///…"]}`). They arrive on
+    /// [`notifications`](Client::notifications) until the returned [`Listening`] is dropped.
+    /// Returns once the server acknowledged what it will send. (In the handshake era, notifications need no
     /// asking; use [`subscribe`](Client::subscribe) for a resource's updates.)
     pub async fn listen(&self, filter: Value) -> Result<Listening, ClientError> {
         if !self.server().stateless {

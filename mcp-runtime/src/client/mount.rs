@@ -1,45 +1,4 @@
-//! One server made of several: another server's catalogue mounted into this one under a
-//! prefix, in the same process or at the other end of a client (a proxy).
-//!
-//! A mounted server's tools and prompts are listed as `{prefix}_{name}`, its resources and
-//! templates under their own URIs; calls, reads, gets and completions go to it, with their
-//! progress and cancellation; its requests made during a call (sampling, elicitation,
-//! roots) go to the client of that call; its list changes change this server's lists, and
-//! its resource updates reach this server's subscribers. A name or URI two servers share is
-//! refused when the server is built.
-//!
-//! ```
-//! use mcp_runtime::client::Mount;
-//! use mcp_runtime::prelude::*;
-//!
-//! /// Tomorrow's weather in a city.
-//! #[tool]
-//! fn forecast(city: String) -> String {
-//!     format!("sunny in {city}")
-//! }
-//!
-//! # #[mcp_runtime::main]
-//! # async fn main() {
-//! let weather = mcp_runtime::server!()
-//!     .auto_register(false)
-//!     .tools(mcp_runtime::tools![forecast])
-//!     .build()
-//!     .unwrap();
-//! let mount = Mount::in_process("weather", &weather).await.unwrap();
-//! let gateway = mcp_runtime::server!()
-//!     .auto_register(false)
-//!     .mount(mount)
-//!     .build()
-//!     .unwrap();
-//! let client = gateway.connect_memory();
-//! client.initialize().await.unwrap();
-//! let sunny = client
-//!     .call_tool("weather_forecast", serde_json::json!({ "city": "Oslo" }))
-//!     .await
-//!     .unwrap();
-//! assert_eq!(sunny.content, vec![Content::text("sunny in Oslo")]);
-//! # }
-//! ```
+//! Servers composed from other servers: [`Mount`].
 
 use std::sync::Arc;
 
@@ -59,7 +18,48 @@ use crate::registry::{DynamicCompleter, ResourceRequest};
 use crate::server::Server;
 
 /// Another server's catalogue, fetched, ready to mount into a server under a prefix with
-/// [`ServerBuilder::mount`](crate::ServerBuilder::mount) (see the [module](self)).
+/// [`ServerBuilder::mount`](crate::ServerBuilder::mount): one server made of several, each
+/// in the same process or at the other end of a client (a proxy).
+///
+/// A mounted server's tools and prompts are listed as `{prefix}_{name}`, its resources and
+/// templates under their own URIs; calls, reads, gets and completions go to it, with their
+/// progress and cancellation; its requests made during a call (sampling, elicitation,
+/// roots) go to the client of that call; its list changes change this server's lists, and
+/// its resource updates reach this server's subscribers. A name or URI two servers share is
+/// refused when the server is built.
+///
+/// ```
+/// use mcp_runtime::client::Mount;
+/// use mcp_runtime::prelude::*;
+///
+/// /// Tomorrow's weather in a city.
+/// #[tool]
+/// fn forecast(city: String) -> String {
+///     format!("sunny in {city}")
+/// }
+///
+/// # #[mcp_runtime::main]
+/// # async fn main() {
+/// let weather = mcp_runtime::server!()
+///     .auto_register(false)
+///     .tools(mcp_runtime::tools![forecast])
+///     .build()
+///     .unwrap();
+/// let mount = Mount::in_process("weather", &weather).await.unwrap();
+/// let gateway = mcp_runtime::server!()
+///     .auto_register(false)
+///     .mount(mount)
+///     .build()
+///     .unwrap();
+/// let client = gateway.connect_memory();
+/// client.initialize().await.unwrap();
+/// let sunny = client
+///     .call_tool("weather_forecast", serde_json::json!({ "city": "Oslo" }))
+///     .await
+///     .unwrap();
+/// assert_eq!(sunny.content, vec![Content::text("sunny in Oslo")]);
+/// # }
+/// ```
 pub struct Mount {
     prefix: String,
     client: Client,
