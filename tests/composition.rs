@@ -155,6 +155,14 @@ async fn a_gateway_lists_and_routes_everything_of_its_mounted_servers_in_both_er
         assert_eq!(numbers.text(), "[1,2,3]");
         let item = client.read_resource("test://items/2/data").await.unwrap();
         assert!(item.text().contains("item 2"), "{item:?}");
+        // The mounted server's own error comes through, code and all.
+        match client.read_resource("test://items/9/data").await {
+            Err(ClientError::Rpc(error)) => {
+                assert_ne!(error.code, -32603, "not an internal error: {error:?}");
+                assert_eq!(error.data.unwrap_or_default()["uri"], "test://items/9/data");
+            }
+            other => panic!("an unknown item is an error: {other:?}"),
+        }
         let languages = client
             .complete(
                 json!({ "type": "ref/prompt", "name": "cat_code_review" }),
@@ -248,6 +256,8 @@ async fn the_gateway_follows_the_mounted_servers_changes() {
             break;
         }
     }
+    // What the gateway disabled stays disabled when the mounted lists change.
+    assert!(gateway.disable_tool("cat_sleep"));
     client
         .call_tool(
             "cat_toggle_tool",
@@ -268,13 +278,11 @@ async fn the_gateway_follows_the_mounted_servers_changes() {
             break;
         }
     }
+    let tools = client.all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "cat_slow_progress"));
     assert!(
-        client
-            .all_tools()
-            .await
-            .unwrap()
-            .iter()
-            .any(|t| t.name == "cat_sleep")
+        !tools.iter().any(|t| t.name == "cat_sleep"),
+        "still disabled"
     );
     client.close().await;
 }

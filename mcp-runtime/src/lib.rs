@@ -176,6 +176,8 @@ mod book {
         Deploying = "book/src/deploying.md";
         #[cfg(feature = "client")]
         Client = "book/src/client.md";
+        #[cfg(feature = "client")]
+        Composing = "book/src/composing.md";
         Faq = "book/src/faq.md";
     }
 }

@@ -7,7 +7,7 @@ Usage: python_sdk_gateway.py GATEWAY_BINARY EVERYTHING_URL [legacy]
 With `legacy`, the client uses the initialize handshake; otherwise it speaks the stateless
 era (2026-07-28). Calls a tool of each mounted server, a tool of everything that asks this
 client's model (sampling) and one that asks this client's user (elicitation), both passed on
-by the gateway, reads a resource, gets a prompt and completes an argument. Exits non-zero when
+by the gateway, reads a resource and gets a prompt. Exits non-zero when
 anything differs.
 """
 

@@ -17,14 +17,18 @@ use crate::protocol::{RpcError, ToolAnnotations};
 use crate::registry::{DynamicCompleter, ResourceRequest};
 use crate::server::Server;
 
+/// The longest a mounted call may run (a day): the caller's cancellation or this server's own
+/// tool timeout ends it sooner.
+const MOUNTED_CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Another server's catalogue, fetched, ready to mount into a server under a prefix with
 /// [`ServerBuilder::mount`](crate::ServerBuilder::mount): one server made of several, each
 /// in the same process or at the other end of a client (a proxy).
 ///
 /// A mounted server's tools and prompts are listed as `{prefix}_{name}`, its resources and
-/// templates under their own URIs; calls, reads, gets and completions go to it, with their
-/// progress and cancellation; its requests made during a call (sampling, elicitation,
-/// roots) go to the client of that call; its list changes change this server's lists, and
+/// templates under their own URIs; calls, reads, gets and completions go to it (a call with
+/// its progress and its cancellation); its requests made during a call (sampling,
+/// elicitation, roots) go to the client of that call; its list changes change this server's lists, and
 /// its resource updates reach this server's subscribers. A name or URI two servers share is
 /// refused when the server is built.
 ///
@@ -64,6 +68,11 @@ pub struct Mount {
     prefix: String,
     client: Client,
     listed: Listed,
+    /// The mounted server's notifications, heard from before its lists were fetched, so no
+    /// change between the fetch and the server's start is missed.
+    notifications: super::Notifications,
+    /// The stateless era's `subscriptions/listen` for those changes, while it lasts.
+    listening: Option<super::Listening>,
 }
 
 impl std::fmt::Debug for Mount {
@@ -122,11 +131,19 @@ impl Mount {
                 "the prefix `{prefix}` must be 1 to 64 letters, digits, `-` or `.` (it starts tool names: `{prefix}_name`)"
             )));
         }
+        // Listening starts before the lists that count are fetched: a change after it is
+        // heard, one before it is in the lists. (The first fetch names the resources to
+        // follow.)
+        let notifications = client.notifications();
+        let first = Listed::fetch(&client).await?;
+        let listening = ask_for_changes(&prefix, &client, &first, &[]).await;
         let listed = Listed::fetch(&client).await?;
         Ok(Mount {
             prefix,
             client,
             listed,
+            notifications,
+            listening,
         })
     }
 
@@ -168,26 +185,9 @@ impl Mount {
             .listed
             .resources
             .iter()
-            .map(|r| {
-                let mut resource = self.resource(&r.uri, &r.name, r.description.as_deref());
-                if let Some(mime) = &r.mime_type {
-                    resource = resource.mime_type(mime);
-                }
-                resource
-            })
+            .map(|r| self.listed_resource(r))
             .collect();
-        for template in &self.listed.templates {
-            let mut resource = self.resource(
-                &template.uri_template,
-                &template.name,
-                template.description.as_deref(),
-            );
-            if let Some(mime) = &template.mime_type {
-                resource = resource.mime_type(mime);
-            }
-            let reference = json!({ "type": "ref/resource", "uri": template.uri_template });
-            resources.push(resource.with_completer(completer(self.client.clone(), reference)));
-        }
+        resources.extend(self.listed.templates.iter().map(|t| self.template(t)));
         (tools, prompts, resources)
     }
 
@@ -246,6 +246,27 @@ impl Mount {
         .with_origin(self.origin())
     }
 
+    fn listed_resource(&self, listed: &ResourceInfo) -> DynamicResource {
+        let resource = self.resource(&listed.uri, &listed.name, listed.description.as_deref());
+        match &listed.mime_type {
+            Some(mime) => resource.mime_type(mime),
+            None => resource,
+        }
+    }
+
+    fn template(&self, template: &ResourceTemplateInfo) -> DynamicResource {
+        let mut resource = self.resource(
+            &template.uri_template,
+            &template.name,
+            template.description.as_deref(),
+        );
+        if let Some(mime) = &template.mime_type {
+            resource = resource.mime_type(mime);
+        }
+        let reference = json!({ "type": "ref/resource", "uri": template.uri_template });
+        resource.with_completer(completer(self.client.clone(), reference))
+    }
+
     fn resource(&self, uri: &str, name: &str, description: Option<&str>) -> DynamicResource {
         let client = self.client.clone();
         DynamicResource::new(
@@ -271,11 +292,9 @@ impl Mount {
             return;
         }
         let server = server.clone();
+        let mut mount = self;
         tokio::spawn(async move {
-            let mut notifications = self.client.notifications();
-            let _listening = self.ask_for_changes().await;
-            let mut mount = self;
-            while let Some(notification) = notifications.next().await {
+            while let Some(notification) = mount.notifications.next().await {
                 match notification.method.as_str() {
                     "notifications/tools/list_changed"
                     | "notifications/prompts/list_changed"
@@ -300,50 +319,8 @@ impl Mount {
         });
     }
 
-    /// Asks the mounted server for its list changes and its resources' updates: subscribes
-    /// to each resource in the handshake era (list changes need no asking there), listens
-    /// in the stateless one.
-    async fn ask_for_changes(&self) -> Option<super::Listening> {
-        let uris: Vec<&str> = self
-            .listed
-            .resources
-            .iter()
-            .map(|r| r.uri.as_str())
-            .collect();
-        let capability = |kind: &str, flag: &str| {
-            self.client
-                .server()
-                .capabilities
-                .get(kind)
-                .and_then(|c| c.get(flag))
-                == Some(&Value::Bool(true))
-        };
-        if self.client.server().stateless {
-            let filter = json!({
-                "toolsListChanged": capability("tools", "listChanged"),
-                "promptsListChanged": capability("prompts", "listChanged"),
-                "resourcesListChanged": capability("resources", "listChanged"),
-                "resourceSubscriptions": if capability("resources", "subscribe") { uris } else { Vec::new() },
-            });
-            return match self.client.listen(filter).await {
-                Ok(listening) => Some(listening),
-                Err(error) => {
-                    tracing::warn!(prefix = self.prefix, %error, "the mounted server's changes will not be followed");
-                    None
-                }
-            };
-        }
-        if capability("resources", "subscribe") {
-            for uri in uris {
-                if let Err(error) = self.client.subscribe(uri).await {
-                    tracing::debug!(%error, uri, "no subscription to a mounted resource");
-                }
-            }
-        }
-        None
-    }
-
-    /// Fetches the mounted server's lists again and replaces its items in `server`.
+    /// Fetches the mounted server's lists again and changes in `server` only the items
+    /// that changed (an item the gateway disabled stays disabled while it is unchanged).
     async fn refresh(&mut self, server: &Server) {
         let listed = match Listed::fetch(&self.client).await {
             Ok(listed) => listed,
@@ -352,34 +329,102 @@ impl Mount {
                 return;
             }
         };
-        for tool in &self.listed.tools {
+        let old = std::mem::replace(&mut self.listed, listed);
+        let mut problems = Vec::new();
+        for tool in changed(&old.tools, &self.listed.tools, |t| &t.name) {
             server.remove_tool(&format!("{}_{}", self.prefix, tool.name));
         }
-        for prompt in &self.listed.prompts {
+        for tool in changed(&self.listed.tools, &old.tools, |t| &t.name) {
+            problems.extend(server.add_dynamic_tool(self.tool(tool)).err());
+        }
+        for prompt in changed(&old.prompts, &self.listed.prompts, |p| &p.name) {
             server.remove_prompt(&format!("{}_{}", self.prefix, prompt.name));
         }
-        for resource in &self.listed.resources {
+        for prompt in changed(&self.listed.prompts, &old.prompts, |p| &p.name) {
+            problems.extend(server.add_dynamic_prompt(self.prompt(prompt)).err());
+        }
+        for resource in changed(&old.resources, &self.listed.resources, |r| &r.uri) {
             server.remove_resource(&resource.uri);
         }
-        for template in &self.listed.templates {
+        for resource in changed(&self.listed.resources, &old.resources, |r| &r.uri) {
+            problems.extend(
+                server
+                    .add_dynamic_resource(self.listed_resource(resource))
+                    .err(),
+            );
+        }
+        for template in changed(&old.templates, &self.listed.templates, |t| &t.uri_template) {
             server.remove_resource(&template.uri_template);
         }
-        self.listed = listed;
-        let (tools, prompts, resources) = self.items();
-        let problems = tools
-            .into_iter()
-            .map(|t| server.add_dynamic_tool(t))
-            .chain(prompts.into_iter().map(|p| server.add_dynamic_prompt(p)))
-            .chain(
-                resources
-                    .into_iter()
-                    .map(|r| server.add_dynamic_resource(r)),
-            )
-            .filter_map(Result::err);
+        for template in changed(&self.listed.templates, &old.templates, |t| &t.uri_template) {
+            problems.extend(server.add_dynamic_resource(self.template(template)).err());
+        }
         for problem in problems {
             tracing::warn!(prefix = self.prefix, %problem, "an item of the mounted server is left out");
         }
+        // New resources are followed too.
+        if let Some(listening) =
+            ask_for_changes(&self.prefix, &self.client, &self.listed, &old.resources).await
+        {
+            self.listening = Some(listening);
+        }
     }
+}
+
+/// The items of `from` that `other` does not have as they are (gone, or changed).
+fn changed<'a, T: PartialEq>(
+    from: &'a [T],
+    other: &'a [T],
+    key: impl Fn(&T) -> &String,
+) -> impl Iterator<Item = &'a T> {
+    from.iter()
+        .filter(move |item| !other.iter().any(|o| key(o) == key(item) && o == *item))
+}
+
+/// Asks the mounted server for its list changes and for the updates of the resources in
+/// `listed` not in `already`: subscribes to each in the handshake era (list changes need no
+/// asking there), listens in the stateless one (a new listen replaces the old).
+async fn ask_for_changes(
+    prefix: &str,
+    client: &Client,
+    listed: &Listed,
+    already: &[ResourceInfo],
+) -> Option<super::Listening> {
+    let uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
+    let capability = |kind: &str, flag: &str| {
+        client
+            .server()
+            .capabilities
+            .get(kind)
+            .and_then(|c| c.get(flag))
+            == Some(&Value::Bool(true))
+    };
+    if client.server().stateless {
+        let filter = json!({
+            "toolsListChanged": capability("tools", "listChanged"),
+            "promptsListChanged": capability("prompts", "listChanged"),
+            "resourcesListChanged": capability("resources", "listChanged"),
+            "resourceSubscriptions": if capability("resources", "subscribe") { uris } else { Vec::new() },
+        });
+        return match client.listen(filter).await {
+            Ok(listening) => Some(listening),
+            Err(error) => {
+                tracing::warn!(prefix, %error, "the mounted server's changes will not be followed");
+                None
+            }
+        };
+    }
+    if capability("resources", "subscribe") {
+        for uri in uris {
+            if already.iter().any(|r| r.uri == uri) {
+                continue;
+            }
+            if let Err(error) = client.subscribe(uri).await {
+                tracing::debug!(%error, uri, "no subscription to a mounted resource");
+            }
+        }
+    }
+    None
 }
 
 /// Answers the mounted server's requests made during a call through the client of that
@@ -402,7 +447,9 @@ async fn call_tool(
 ) -> CallToolResult {
     let (progress, mut reports) = mpsc::unbounded_channel();
     let cancel = CancellationToken::new();
-    let mut options = RequestOptions::default()
+    // The call lasts as long as the caller waits: its cancellation (or this server's tool
+    // timeout) ends it, not the client's default timeout.
+    let mut options = RequestOptions::timeout(MOUNTED_CALL_LIMIT)
         .with_progress(progress)
         .with_cancel(cancel.clone());
     options.forward = Some(forwarder(ctx));
@@ -446,7 +493,7 @@ async fn get_prompt(
     client: &Client,
     remote: &str,
     arguments: &PromptArguments,
-) -> Result<GetPromptResult, String> {
+) -> Result<GetPromptResult, RpcError> {
     let arguments: Map<String, Value> = arguments
         .values()
         .map(|(name, value)| (name.to_owned(), Value::String(value.to_owned())))
@@ -454,20 +501,34 @@ async fn get_prompt(
     let result = client
         .get_prompt(remote, arguments)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(upstream_error)?;
     let value = json!({ "description": result.description, "messages": result.messages });
-    serde_json::from_value(value)
-        .map_err(|e| format!("the mounted server's prompt is not one this server can send: {e}"))
+    serde_json::from_value(value).map_err(|e| {
+        RpcError::internal(format!(
+            "the mounted server's prompt is not one this server can send: {e}"
+        ))
+    })
 }
 
-async fn read(client: &Client, uri: &str) -> Result<Vec<ResourceContents>, String> {
-    let result = client.read_resource(uri).await.map_err(|e| e.to_string())?;
+async fn read(client: &Client, uri: &str) -> Result<Vec<ResourceContents>, RpcError> {
+    let result = client.read_resource(uri).await.map_err(upstream_error)?;
     result
         .contents
         .into_iter()
         .map(serde_json::from_value)
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("the mounted server's contents are malformed: {e}"))
+        .map_err(|e| {
+            RpcError::internal(format!("the mounted server's contents are malformed: {e}"))
+        })
+}
+
+/// The mounted server's JSON-RPC error as it is (its code, its data); a failure to reach it
+/// as an internal error.
+fn upstream_error(error: ClientError) -> RpcError {
+    match error {
+        ClientError::Rpc(error) => error,
+        other => RpcError::internal(format!("the mounted server could not be reached: {other}")),
+    }
 }
 
 /// Completes an argument of `reference` (a prompt or template of the mounted server) there.
@@ -488,10 +549,7 @@ fn completer(client: Client, reference: Value) -> DynamicCompleter {
                     (!arguments.is_empty()).then_some(arguments),
                 )
                 .await
-                .map_err(|error| match error {
-                    ClientError::Rpc(error) => error,
-                    other => RpcError::internal(other.to_string()),
-                })?;
+                .map_err(upstream_error)?;
             Ok(Completion {
                 values: completion.values,
                 total: completion.total,
