@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::{CancellationToken, Client, ClientError, Era, RequestOptions};
+use mcp_runtime::client::{CallError, CancellationToken, Client, Era, RequestOptions};
 use mcp_runtime::protocol::{LogLevel, Root};
 use mcp_runtime::serde_json::{Map, Value, json};
 use mcp_runtime::tokio;
@@ -62,7 +62,7 @@ async fn every_method(client: &Client) {
     let failed = client.call_tool("fail", json!({})).await.unwrap();
     assert!(failed.is_error, "a tool error is a result: {failed:?}");
     match client.call_tool("no_such_tool", json!({})).await {
-        Err(ClientError::Rpc(error)) => assert_eq!(error.code, -32602, "{error:?}"),
+        Err(CallError::Rpc(error)) => assert_eq!(error.code, -32602, "{error:?}"),
         other => panic!("an unknown tool is a protocol error: {other:?}"),
     }
 
@@ -210,7 +210,7 @@ async fn cancellations_reach_the_server(era: Era) {
     let client = Client::builder().era(era).stdio(catalogue()).await.unwrap();
     let options = RequestOptions::timeout(Duration::from_millis(200));
     match client.call_tool_with("hold", json!({}), &options).await {
-        Err(ClientError::Timeout { method }) => assert_eq!(method, "tools/call"),
+        Err(CallError::Timeout { method }) => assert_eq!(method, "tools/call"),
         other => panic!("expected a timeout: {other:?}"),
     }
     wait_for_ended_holds(&client, 1).await;
@@ -229,7 +229,7 @@ async fn cancellations_reach_the_server(era: Era) {
             _ = started.recv() => {}
         }
         token.cancel();
-        assert!(matches!(call.await, Err(ClientError::Cancelled)));
+        assert!(matches!(call.await, Err(CallError::Cancelled)));
     }
     wait_for_ended_holds(&client, 2).await;
 
@@ -359,7 +359,7 @@ async fn a_stateless_call_carries_the_standard_and_mirrored_headers() {
     assert!(!routed.is_error, "{routed:?}");
     // A task method names its task in `Mcp-Name`: the server finds no task, and says so.
     match client.get_task("no-such-task").await {
-        Err(ClientError::Rpc(error)) => {
+        Err(CallError::Rpc(error)) => {
             assert_ne!(error.code, -32020, "no header mismatch: {error:?}");
         }
         other => panic!("an unknown task is an error: {other:?}"),
@@ -382,8 +382,8 @@ async fn a_child_that_exits_fails_the_calls_in_flight_and_the_next_ones() {
     // Closing ends the child's input: the child exits, and the held call fails.
     let other = client.clone();
     client.close().await;
-    assert!(matches!(held.await.unwrap(), Err(ClientError::Closed(_))));
-    assert!(matches!(other.ping().await, Err(ClientError::Closed(_))));
+    assert!(matches!(held.await.unwrap(), Err(CallError::Closed(_))));
+    assert!(matches!(other.ping().await, Err(CallError::Closed(_))));
 }
 
 #[mcp_runtime::test]
@@ -401,11 +401,11 @@ async fn a_target_is_a_url_or_a_command_line() {
     );
     client.close().await;
     match Client::http("ftp://example.com").await {
-        Err(ClientError::Usage(message)) => assert!(message.contains("http"), "{message}"),
+        Err(CallError::Usage(message)) => assert!(message.contains("http"), "{message}"),
         other => panic!("{other:?}"),
     }
     match Client::builder().connect("/no/such/program").await {
-        Err(ClientError::Transport(message)) => {
+        Err(CallError::Transport(message)) => {
             assert!(message.contains("could not start"), "{message}");
         }
         other => panic!("{other:?}"),

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::{CancellationToken, Client, ClientError, Era, Mount, RequestOptions};
+use mcp_runtime::client::{CallError, CancellationToken, Client, Era, Mount, RequestOptions};
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::Root;
 use mcp_runtime::serde_json::{Map, Value, json};
@@ -157,7 +157,7 @@ async fn a_gateway_lists_and_routes_everything_of_its_mounted_servers_in_both_er
         assert!(item.text().contains("item 2"), "{item:?}");
         // The mounted server's own error comes through, code and all.
         match client.read_resource("test://items/9/data").await {
-            Err(ClientError::Rpc(error)) => {
+            Err(CallError::Rpc(error)) => {
                 assert_ne!(error.code, -32603, "not an internal error: {error:?}");
                 assert_eq!(error.data.unwrap_or_default()["uri"], "test://items/9/data");
             }
@@ -219,7 +219,7 @@ async fn progress_comes_up_and_cancellation_goes_down_through_the_gateway() {
             _ = started.recv() => {}
         }
         token.cancel();
-        assert!(matches!(call.await, Err(ClientError::Cancelled)));
+        assert!(matches!(call.await, Err(CallError::Cancelled)));
     }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -301,7 +301,7 @@ async fn a_name_taken_twice_is_refused_when_the_gateway_is_built() {
         "{error}"
     );
     match Mount::in_process("bad prefix", &weather()).await {
-        Err(ClientError::Usage(message)) => assert!(message.contains("prefix"), "{message}"),
+        Err(CallError::Usage(message)) => assert!(message.contains("prefix"), "{message}"),
         other => panic!("{other:?}"),
     }
     let _ = Value::Null;

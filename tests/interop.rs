@@ -19,7 +19,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use mcp_runtime::client::{Client, ClientBuilder, ClientError, Era, Progress, RequestOptions};
+use mcp_runtime::client::{CallError, Client, ClientBuilder, Era, Progress, RequestOptions};
 use mcp_runtime::protocol::{LogLevel, Root};
 use mcp_runtime::serde_json::{Map, Value, json};
 use mcp_runtime::tokio;
@@ -454,7 +454,7 @@ async fn everything_checks(client: &Client) {
         "{embedded:?}"
     );
 
-    // Completion: of a prompt's argument, narrowed by another, and of a template's variable.
+    // CompleteResult: of a prompt's argument, narrowed by another, and of a template's variable.
     let department = json!({ "type": "ref/prompt", "name": "completable-prompt" });
     let completion = client
         .complete(department.clone(), "department", "S", None)
@@ -528,7 +528,7 @@ async fn everything_checks(client: &Client) {
         "{blob:?}"
     );
     match client.read_resource("demo://resource/dynamic/text/0").await {
-        Err(ClientError::Rpc(_)) => {}
+        Err(CallError::Rpc(_)) => {}
         other => panic!("an unknown resource is an error: {other:?}"),
     }
 
@@ -843,7 +843,7 @@ async fn python_checks(client: &Client, stateless: bool) {
     } else {
         assert!(!server.has("logging"), "{:?}", server.capabilities);
         match client.set_level(LogLevel::Info).await {
-            Err(ClientError::Rpc(error)) => assert_eq!(error.code, -32601, "{error:?}"),
+            Err(CallError::Rpc(error)) => assert_eq!(error.code, -32601, "{error:?}"),
             other => panic!("`logging/setLevel` is not served: {other:?}"),
         }
     }

@@ -20,7 +20,7 @@ pub enum Error {
     Store(crate::cluster::StoreError),
     /// Another MCP server could not be reached or used (feature `client`: a mounted server).
     #[cfg(feature = "client")]
-    Client(crate::client::ClientError),
+    Client(crate::client::CallError),
 }
 
 impl fmt::Debug for Error {
@@ -77,8 +77,8 @@ impl From<crate::cluster::StoreError> for Error {
 }
 
 #[cfg(feature = "client")]
-impl From<crate::client::ClientError> for Error {
-    fn from(e: crate::client::ClientError) -> Self {
+impl From<crate::client::CallError> for Error {
+    fn from(e: crate::client::CallError) -> Self {
         Error::Client(e)
     }
 }

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use mcp_runtime::client::oauth::{OAuth, exchange_id_token, follow_redirect};
-use mcp_runtime::client::{Client, ClientBuilder, ClientError, Era};
+use mcp_runtime::client::{CallError, Client, ClientBuilder, Era};
 use mcp_runtime::protocol::ProtocolVersion;
 use mcp_runtime::serde_json::{Map, Value, json};
 
@@ -138,7 +138,7 @@ fn accept_with_defaults(request: &Value) -> Value {
     json!({ "action": "accept", "content": content })
 }
 
-async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), ClientError> {
+async fn run(url: &str, scenario: &str, version: &str, context: &Value) -> Result<(), CallError> {
     let client = builder(version, scenario, context).http(url).await?;
     let tools = client.all_tools().await?;
     match scenario {

@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use hyper::Uri;
 
-use super::ClientError;
+use super::CallError;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -28,7 +28,7 @@ pub(crate) trait Authorize: Send + Sync + 'static {
         &'a self,
         method: &'a str,
         url: &'a Uri,
-    ) -> BoxFuture<'a, Result<Vec<(String, String)>, ClientError>>;
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, CallError>>;
 
     /// The server at `server` refused a request (`refusal`) for the `attempt`-th time (from
     /// 0): whether the request should be sent again, now that the authorisation was renewed.
@@ -37,7 +37,7 @@ pub(crate) trait Authorize: Send + Sync + 'static {
         refusal: Refusal<'a>,
         server: &'a Uri,
         attempt: usize,
-    ) -> BoxFuture<'a, Result<bool, ClientError>>;
+    ) -> BoxFuture<'a, Result<bool, CallError>>;
 }
 
 /// A token given once, sent as `Authorization: Bearer …`.
@@ -48,7 +48,7 @@ impl Authorize for Bearer {
         &'a self,
         _method: &'a str,
         _url: &'a Uri,
-    ) -> BoxFuture<'a, Result<Vec<(String, String)>, ClientError>> {
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, CallError>> {
         Box::pin(async move { Ok(vec![("Authorization".into(), format!("Bearer {}", self.0))]) })
     }
 
@@ -57,7 +57,7 @@ impl Authorize for Bearer {
         _refusal: Refusal<'a>,
         _server: &'a Uri,
         _attempt: usize,
-    ) -> BoxFuture<'a, Result<bool, ClientError>> {
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
         Box::pin(async { Ok(false) })
     }
 }

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::types::{Notification, Progress, ServerIdentity};
 use super::wire::{Outgoing, Wire};
-use super::{ClientError, Forward, Handlers, RequestOptions};
+use super::{CallError, Forward, Handlers, RequestOptions};
 use crate::protocol::{Implementation, RpcError};
 use crate::registry::headers::{HeaderParam, header_params};
 
@@ -149,13 +149,13 @@ impl Engine {
         method: &str,
         params: Value,
         options: &RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, CallError> {
         let stateless = self.stateless() || method == "server/discover";
         let mut params = match params {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                return Err(ClientError::Usage(format!(
+                return Err(CallError::Usage(format!(
                     "the parameters of `{method}` must be an object, not {other}"
                 )));
             }
@@ -190,7 +190,7 @@ impl Engine {
             {
                 // The server does not speak the revision asked: ask again in one it names
                 // that this client speaks too.
-                Err(ClientError::Rpc(error))
+                Err(CallError::Rpc(error))
                     if stateless
                         && !version_retried
                         && error.code == crate::protocol::code::UNSUPPORTED_PROTOCOL_VERSION
@@ -222,7 +222,7 @@ impl Engine {
                         Some(forward) => forward(method.to_owned(), params).await,
                         None => self.answer(method, params).await,
                     }
-                    .map_err(ClientError::Rpc)?;
+                    .map_err(CallError::Rpc)?;
                     responses.insert(key.clone(), answer);
                 }
             }
@@ -232,7 +232,7 @@ impl Engine {
                 None => params.remove("requestState"),
             };
         }
-        Err(ClientError::Protocol(format!(
+        Err(CallError::Protocol(format!(
             "the server asked for input {MAX_ROUNDS} times in a row for one `{method}`"
         )))
     }
@@ -246,9 +246,9 @@ impl Engine {
         options: &RequestOptions,
         deadline: tokio::time::Instant,
         stateless: bool,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, CallError> {
         if let Some(reason) = self.closed_reason() {
-            return Err(ClientError::Closed(reason));
+            return Err(CallError::Closed(reason));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         if options.progress.is_some() {
@@ -285,23 +285,23 @@ impl Engine {
             self.wire().send(outgoing).await?;
             receiver
                 .await
-                .map_err(|_| ClientError::Closed(self.closed_reason().unwrap_or_default()))
+                .map_err(|_| CallError::Closed(self.closed_reason().unwrap_or_default()))
         };
         let outcome = tokio::select! {
             outcome = exchange => outcome,
-            () = tokio::time::sleep_until(deadline) => Err(ClientError::Timeout {
+            () = tokio::time::sleep_until(deadline) => Err(CallError::Timeout {
                 method: method.to_owned(),
             }),
-            () = cancel.cancelled() => Err(ClientError::Cancelled),
+            () = cancel.cancelled() => Err(CallError::Cancelled),
         };
         match outcome {
             Ok(answer) => {
                 guard.armed = false;
-                answer.map_err(ClientError::Rpc)
+                answer.map_err(CallError::Rpc)
             }
-            Err(error @ (ClientError::Timeout { .. } | ClientError::Cancelled)) => {
+            Err(error @ (CallError::Timeout { .. } | CallError::Cancelled)) => {
                 let reason = match &error {
-                    ClientError::Timeout { .. } => "the client's timeout passed",
+                    CallError::Timeout { .. } => "the client's timeout passed",
                     _ => "the client cancelled the request",
                 };
                 guard.cancel(reason);
@@ -316,7 +316,7 @@ impl Engine {
     }
 
     /// Sends a notification.
-    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
+    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), CallError> {
         let mut message = json!({ "jsonrpc": "2.0", "method": method });
         if !params.is_null() {
             message["params"] = params;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::ClientError;
+use super::CallError;
 use super::auth::{Authorize, Refusal};
 use super::engine::Engine;
 use super::sse::{Event, Parser};
@@ -66,8 +66,8 @@ impl Http {
         headers: Vec<(HeaderName, HeaderValue)>,
         auth: Option<Arc<dyn Authorize>>,
         engine: &Arc<Engine>,
-    ) -> Result<Self, ClientError> {
-        let client = outbound::client().map_err(ClientError::Transport)?;
+    ) -> Result<Self, CallError> {
+        let client = outbound::client().map_err(CallError::Transport)?;
         let shared = Arc::new(Shared {
             client,
             url,
@@ -87,7 +87,7 @@ impl Http {
         self.shared.lock().version = Some(version.to_owned());
     }
 
-    pub(crate) async fn send(&self, outgoing: Outgoing) -> Result<(), ClientError> {
+    pub(crate) async fn send(&self, outgoing: Outgoing) -> Result<(), CallError> {
         self.shared.send(outgoing).await
     }
 
@@ -136,16 +136,16 @@ impl Http {
 
     /// Falls back to the legacy HTTP+SSE transport: opens its stream and waits for the
     /// endpoint it names.
-    pub(crate) async fn connect_legacy(&self) -> Result<(), ClientError> {
+    pub(crate) async fn connect_legacy(&self) -> Result<(), CallError> {
         let shared = self.shared.clone();
         let request = shared.request(Method::GET, &shared.url, None, None).await?;
         let response = shared
             .client
             .request(request)
             .await
-            .map_err(|e| ClientError::Transport(format!("GET {}: {e}", shared.url)))?;
+            .map_err(|e| CallError::Transport(format!("GET {}: {e}", shared.url)))?;
         if !is_event_stream(&response) {
-            return Err(ClientError::Transport(format!(
+            return Err(CallError::Transport(format!(
                 "{} answers neither Streamable HTTP nor the HTTP+SSE transport (GET: {})",
                 shared.url,
                 response.status()
@@ -178,12 +178,12 @@ impl Http {
         let endpoint = tokio::time::timeout(ENDPOINT_WAIT, endpoint)
             .await
             .map_err(|_| {
-                ClientError::Transport("the HTTP+SSE stream named no endpoint in time".into())
+                CallError::Transport("the HTTP+SSE stream named no endpoint in time".into())
             })?
-            .map_err(|_| ClientError::Transport("the HTTP+SSE stream ended at once".into()))?;
+            .map_err(|_| CallError::Transport("the HTTP+SSE stream ended at once".into()))?;
         let endpoint = resolve(&self.shared.url, endpoint.trim())?;
         if endpoint.authority() != self.shared.url.authority() {
-            return Err(ClientError::Protocol(format!(
+            return Err(CallError::Protocol(format!(
                 "the HTTP+SSE endpoint {endpoint} is on another origin than {}",
                 self.shared.url
             )));
@@ -213,7 +213,7 @@ impl Shared {
         url: &Uri,
         session: Option<&str>,
         body: Option<(Bytes, &[(String, String)])>,
-    ) -> Result<Request<Full<Bytes>>, ClientError> {
+    ) -> Result<Request<Full<Bytes>>, CallError> {
         let mut builder = Request::builder().method(method.clone()).uri(url.clone());
         let accept = if method == Method::POST {
             "application/json, text/event-stream"
@@ -255,10 +255,10 @@ impl Shared {
         };
         builder
             .body(Full::new(body))
-            .map_err(|e| ClientError::Usage(format!("a header could not be formed: {e}")))
+            .map_err(|e| CallError::Usage(format!("a header could not be formed: {e}")))
     }
 
-    async fn send(self: &Arc<Self>, outgoing: Outgoing) -> Result<(), ClientError> {
+    async fn send(self: &Arc<Self>, outgoing: Outgoing) -> Result<(), CallError> {
         let body = Bytes::from(serde_json::to_vec(&outgoing.message).expect("JSON serialises"));
         let legacy = self.lock().legacy.clone();
         if let Some(endpoint) = legacy {
@@ -274,11 +274,11 @@ impl Shared {
                 .client
                 .request(request)
                 .await
-                .map_err(|e| ClientError::Transport(format!("POST {endpoint}: {e}")))?;
+                .map_err(|e| CallError::Transport(format!("POST {endpoint}: {e}")))?;
             let status = response.status();
             if !status.is_success() {
                 let text = read_text(response).await;
-                return Err(ClientError::Http {
+                return Err(CallError::Http {
                     status: status.as_u16(),
                     body: text,
                 });
@@ -300,7 +300,7 @@ impl Shared {
                 .client
                 .request(request)
                 .await
-                .map_err(|e| ClientError::Transport(format!("POST {}: {e}", self.url)))?;
+                .map_err(|e| CallError::Transport(format!("POST {}: {e}", self.url)))?;
             let status = response.status();
             if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
                 && let Some(auth) = &self.auth
@@ -347,7 +347,7 @@ impl Shared {
                 return self.answered(response, request).await;
             }
             if status == StatusCode::NOT_FOUND && session.is_some() {
-                return Err(ClientError::SessionExpired);
+                return Err(CallError::SessionExpired);
             }
             let text = read_text(response).await;
             // A JSON-RPC error in the body is the server's answer to the request.
@@ -360,7 +360,7 @@ impl Shared {
                 engine.receive(message);
                 return Ok(());
             }
-            return Err(ClientError::Http {
+            return Err(CallError::Http {
                 status: status.as_u16(),
                 body: text,
             });
@@ -372,7 +372,7 @@ impl Shared {
         self: &Arc<Self>,
         response: Response<Incoming>,
         request: Option<i64>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), CallError> {
         if is_event_stream(&response) {
             let shared = self.clone();
             let stop = self.shutdown.clone();
@@ -393,13 +393,13 @@ impl Shared {
         let body = Limited::new(response.into_body(), MAX_BODY)
             .collect()
             .await
-            .map_err(|e| ClientError::Transport(format!("the answer could not be read: {e}")))?
+            .map_err(|e| CallError::Transport(format!("the answer could not be read: {e}")))?
             .to_bytes();
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
         }
         let message: Value = serde_json::from_slice(&body)
-            .map_err(|e| ClientError::Protocol(format!("the server's answer is not JSON: {e}")))?;
+            .map_err(|e| CallError::Protocol(format!("the server's answer is not JSON: {e}")))?;
         if let Some(engine) = self.engine() {
             engine.receive(message);
         }
@@ -548,9 +548,9 @@ async fn read_text(response: Response<Incoming>) -> String {
 
 /// `reference` resolved against `base` (RFC 3986, for the forms servers send: absolute,
 /// absolute path, or a path relative to the base's directory).
-pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, ClientError> {
+pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, CallError> {
     let bad = |e: hyper::http::Error| {
-        ClientError::Protocol(format!("`{reference}` is not a usable URL: {e}"))
+        CallError::Protocol(format!("`{reference}` is not a usable URL: {e}"))
     };
     if reference.starts_with("http://") || reference.starts_with("https://") {
         return reference

@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 use serde_json::Value;
 use tokio::sync::{Mutex, mpsc};
 
-use super::ClientError;
+use super::CallError;
 use super::engine::Engine;
 use crate::server::Server;
 use crate::session::Outbound;
@@ -53,16 +53,16 @@ impl Memory {
         }
     }
 
-    pub(crate) async fn send(&self, message: &Value) -> Result<(), ClientError> {
+    pub(crate) async fn send(&self, message: &Value) -> Result<(), CallError> {
         let line = serde_json::to_vec(message).expect("a JSON value serialises");
         let input = self.input.lock().await.clone();
         let Some(input) = input else {
-            return Err(ClientError::Closed("the connection is closed".into()));
+            return Err(CallError::Closed("the connection is closed".into()));
         };
         input
             .send(Inbound::Message(line))
             .await
-            .map_err(|_| ClientError::Closed("the in-process server is gone".into()))
+            .map_err(|_| CallError::Closed("the in-process server is gone".into()))
     }
 
     /// Ends the connection: the server finishes the calls in flight and closes.

@@ -9,7 +9,7 @@
 //! use mcp_runtime::client::Client;
 //! use mcp_runtime::serde_json::json;
 //!
-//! # async fn run() -> Result<(), mcp_runtime::client::ClientError> {
+//! # async fn run() -> Result<(), mcp_runtime::client::CallError> {
 //! // A server run as a child process…
 //! let quickstart = Client::stdio(mcp_runtime::tokio::process::Command::new("quickstart")).await?;
 //! let sum = quickstart.call_tool("add", json!({ "a": 2, "b": 3 })).await?;
@@ -54,8 +54,8 @@ use tokio::sync::{broadcast, mpsc};
 pub use mount::Mount;
 pub use tokio_util::sync::CancellationToken;
 pub use types::{
-    CallToolResult, Completion, Notification, Page, Progress, Prompt, PromptArgumentInfo,
-    PromptResult, ReadResult, ResourceInfo, ResourceTemplateInfo, ServerIdentity, Tool,
+    CallResult, CompleteResult, Notification, Page, Progress, PromptArgumentInfo, PromptInfo,
+    PromptResult, ReadResult, ResourceInfo, ResourceTemplateInfo, ServerIdentity, ToolInfo,
 };
 
 use self::auth::{Authorize, BoxFuture};
@@ -66,7 +66,7 @@ use crate::protocol::{Implementation, LogLevel, ProtocolVersion, Root, RpcError}
 /// Why a call failed.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum ClientError {
+pub enum CallError {
     /// The server answered with a JSON-RPC error.
     Rpc(RpcError),
     /// No answer came in time; the server was told the request is cancelled.
@@ -97,34 +97,34 @@ pub enum ClientError {
     Usage(String),
 }
 
-impl fmt::Display for ClientError {
+impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClientError::Rpc(error) => {
+            CallError::Rpc(error) => {
                 write!(f, "the server answered {}: {}", error.code, error.message)
             }
-            ClientError::Timeout { method } => write!(f, "`{method}` had no answer in time"),
-            ClientError::Cancelled => f.write_str("the request was cancelled"),
-            ClientError::Closed(reason) => write!(f, "the connection is closed: {reason}"),
-            ClientError::Transport(problem) => f.write_str(problem),
-            ClientError::Http { status, body } => {
+            CallError::Timeout { method } => write!(f, "`{method}` had no answer in time"),
+            CallError::Cancelled => f.write_str("the request was cancelled"),
+            CallError::Closed(reason) => write!(f, "the connection is closed: {reason}"),
+            CallError::Transport(problem) => f.write_str(problem),
+            CallError::Http { status, body } => {
                 write!(f, "the server answered HTTP {status}")?;
                 if !body.trim().is_empty() {
                     write!(f, ": {}", body.trim())?;
                 }
                 Ok(())
             }
-            ClientError::SessionExpired => {
+            CallError::SessionExpired => {
                 f.write_str("the server no longer knows this session (HTTP 404); connect again")
             }
-            ClientError::Protocol(problem) => write!(f, "protocol error: {problem}"),
-            ClientError::Auth(problem) => write!(f, "authorization failed: {problem}"),
-            ClientError::Usage(problem) => f.write_str(problem),
+            CallError::Protocol(problem) => write!(f, "protocol error: {problem}"),
+            CallError::Auth(problem) => write!(f, "authorization failed: {problem}"),
+            CallError::Usage(problem) => f.write_str(problem),
         }
     }
 }
 
-impl std::error::Error for ClientError {}
+impl std::error::Error for CallError {}
 
 type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
 
@@ -166,7 +166,7 @@ pub struct RequestOptions {
     /// `progressToken`.
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
     /// Cancels the request when cancelled: the server is told, and the call returns
-    /// [`ClientError::Cancelled`]. Dropping the call's future cancels it too.
+    /// [`CallError::Cancelled`]. Dropping the call's future cancels it too.
     pub cancel: Option<CancellationToken>,
     /// Answers the server's requests made for this request, instead of the client's
     /// handlers.
@@ -332,7 +332,7 @@ impl ClientBuilder {
     }
 
     /// Starts `command` and speaks to it over its standard input and output.
-    pub async fn stdio(self, command: tokio::process::Command) -> Result<Client, ClientError> {
+    pub async fn stdio(self, command: tokio::process::Command) -> Result<Client, CallError> {
         let engine = Engine::new(self.info.clone(), self.handlers.clone(), self.timeout);
         let stdio = stdio::Stdio::spawn(command, &engine)?;
         engine.set_wire(Wire::Stdio(Box::new(stdio)));
@@ -342,7 +342,7 @@ impl ClientBuilder {
     /// Connects to a server built in this program, through the same dispatch a transport
     /// uses (no process, no socket): to test it, or to mount it into another
     /// ([`Mount`]).
-    pub async fn in_process(self, server: &crate::Server) -> Result<Client, ClientError> {
+    pub async fn in_process(self, server: &crate::Server) -> Result<Client, CallError> {
         let engine = Engine::new(self.info.clone(), self.handlers.clone(), self.timeout);
         let memory = memory::Memory::connect(server, &engine);
         engine.set_wire(Wire::Memory(memory));
@@ -350,21 +350,21 @@ impl ClientBuilder {
     }
 
     /// Connects to the server at `url` over HTTP.
-    pub async fn http(self, url: &str) -> Result<Client, ClientError> {
+    pub async fn http(self, url: &str) -> Result<Client, CallError> {
         let uri: hyper::Uri = url
             .parse()
-            .map_err(|e| ClientError::Usage(format!("`{url}` is not a URL: {e}")))?;
+            .map_err(|e| CallError::Usage(format!("`{url}` is not a URL: {e}")))?;
         if !matches!(uri.scheme_str(), Some("http" | "https")) {
-            return Err(ClientError::Usage(format!(
+            return Err(CallError::Usage(format!(
                 "`{url}` is not an http or https URL"
             )));
         }
         let mut headers = Vec::new();
         for (name, value) in &self.headers {
             let name = hyper::header::HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| ClientError::Usage(format!("`{name}`: {e}")))?;
+                .map_err(|e| CallError::Usage(format!("`{name}`: {e}")))?;
             let value = hyper::header::HeaderValue::from_str(value)
-                .map_err(|e| ClientError::Usage(format!("the value of `{name}`: {e}")))?;
+                .map_err(|e| CallError::Usage(format!("the value of `{name}`: {e}")))?;
             headers.push((name, value));
         }
         let engine = Engine::new(self.info.clone(), self.handlers.clone(), self.timeout);
@@ -376,24 +376,20 @@ impl ClientBuilder {
     /// Connects to `target`: a URL (`http://…`, `https://…`), or a command line run as a
     /// child process (split at spaces; use [`stdio`](ClientBuilder::stdio) for arguments
     /// with spaces).
-    pub async fn connect(self, target: &str) -> Result<Client, ClientError> {
+    pub async fn connect(self, target: &str) -> Result<Client, CallError> {
         if target.starts_with("http://") || target.starts_with("https://") {
             return self.http(target).await;
         }
         let mut words = target.split_whitespace();
         let program = words
             .next()
-            .ok_or_else(|| ClientError::Usage("the command to run is empty".into()))?;
+            .ok_or_else(|| CallError::Usage("the command to run is empty".into()))?;
         let mut command = tokio::process::Command::new(program);
         command.args(words);
         self.stdio(command).await
     }
 
-    async fn negotiate(
-        self,
-        engine: Arc<Engine>,
-        url: Option<&str>,
-    ) -> Result<Client, ClientError> {
+    async fn negotiate(self, engine: Arc<Engine>, url: Option<&str>) -> Result<Client, CallError> {
         let client = Client {
             engine: Arc::new(Closer(engine)),
         };
@@ -408,8 +404,8 @@ impl ClientBuilder {
                     return Ok(client);
                 }
                 Err(error) if self.era == Era::Stateless => return Err(error),
-                Err(ClientError::Rpc(_) | ClientError::Http { .. } | ClientError::Protocol(_)) => {}
-                Err(ClientError::Timeout { .. }) if url.is_none() => {}
+                Err(CallError::Rpc(_) | CallError::Http { .. } | CallError::Protocol(_)) => {}
+                Err(CallError::Timeout { .. }) if url.is_none() => {}
                 Err(error) => return Err(error),
             }
         }
@@ -423,7 +419,7 @@ impl ClientBuilder {
             .request("initialize", initialize.clone(), &options)
             .await
         {
-            Err(ClientError::Http { status, .. })
+            Err(CallError::Http { status, .. })
                 if (400..500).contains(&status) && status != 401 =>
             {
                 // A server of 2024-11-05: the HTTP+SSE transport.
@@ -440,7 +436,7 @@ impl ClientBuilder {
             .unwrap_or_default()
             .to_owned();
         if version.parse::<ProtocolVersion>().is_err() {
-            return Err(ClientError::Protocol(format!(
+            return Err(CallError::Protocol(format!(
                 "the server speaks revision `{version}`, which this client does not"
             )));
         }
@@ -540,12 +536,12 @@ impl Client {
     }
 
     /// Starts `command` and connects to it over stdio, with the default settings.
-    pub async fn stdio(command: tokio::process::Command) -> Result<Client, ClientError> {
+    pub async fn stdio(command: tokio::process::Command) -> Result<Client, CallError> {
         Client::builder().stdio(command).await
     }
 
     /// Connects to the server at `url`, with the default settings.
-    pub async fn http(url: &str) -> Result<Client, ClientError> {
+    pub async fn http(url: &str) -> Result<Client, CallError> {
         Client::builder().http(url).await
     }
 
@@ -560,7 +556,7 @@ impl Client {
             .expect("a client is returned only once the server is known")
     }
 
-    async fn discover(&self) -> Result<ServerIdentity, ClientError> {
+    async fn discover(&self) -> Result<ServerIdentity, CallError> {
         let result = self
             .engine()
             .request("server/discover", json!({}), &RequestOptions::default())
@@ -569,7 +565,7 @@ impl Client {
             .as_array()
             .is_some_and(|versions| versions.iter().any(|v| v == STATELESS_VERSION));
         if !supported {
-            return Err(ClientError::Protocol(format!(
+            return Err(CallError::Protocol(format!(
                 "the server supports none of the revisions this client speaks statelessly ({STATELESS_VERSION})"
             )));
         }
@@ -590,7 +586,7 @@ impl Client {
 
     /// Sends any request and returns its result as JSON (for methods without a typed call,
     /// such as an extension's).
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, CallError> {
         self.engine()
             .request(method, params, &RequestOptions::default())
             .await
@@ -602,7 +598,7 @@ impl Client {
         method: &str,
         params: Value,
         options: &RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, CallError> {
         self.engine().request(method, params, options).await
     }
 
@@ -611,15 +607,14 @@ impl Client {
         method: &str,
         params: Value,
         options: &RequestOptions,
-    ) -> Result<T, ClientError> {
+    ) -> Result<T, CallError> {
         let result = self.engine().request(method, params, options).await?;
-        serde_json::from_value(result).map_err(|e| {
-            ClientError::Protocol(format!("the result of `{method}` is malformed: {e}"))
-        })
+        serde_json::from_value(result)
+            .map_err(|e| CallError::Protocol(format!("the result of `{method}` is malformed: {e}")))
     }
 
     /// Sends a notification.
-    pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), CallError> {
         self.engine().notify(method, params).await
     }
 
@@ -637,9 +632,9 @@ impl Client {
     /// [`notifications`](Client::notifications) until the returned [`Listening`] is dropped.
     /// Returns once the server acknowledged what it will send. (In the handshake era, notifications need no
     /// asking; use [`subscribe`](Client::subscribe) for a resource's updates.)
-    pub async fn listen(&self, filter: Value) -> Result<Listening, ClientError> {
+    pub async fn listen(&self, filter: Value) -> Result<Listening, CallError> {
         if !self.server().stateless {
-            return Err(ClientError::Usage(
+            return Err(CallError::Usage(
                 "`subscriptions/listen` is of the stateless era; this server speaks the handshake"
                     .into(),
             ));
@@ -668,7 +663,7 @@ impl Client {
                     return Ok(notification.params);
                 }
             }
-            Err(ClientError::Closed(
+            Err(CallError::Closed(
                 "the connection closed before the server acknowledged".into(),
             ))
         };
@@ -681,14 +676,14 @@ impl Client {
             }),
             ended = &mut request => match ended {
                 Ok(Err(error)) => Err(error),
-                _ => Err(ClientError::Protocol("the server ended `subscriptions/listen` at once".into())),
+                _ => Err(CallError::Protocol("the server ended `subscriptions/listen` at once".into())),
             },
         }
     }
 
     /// Whether the server answers: `ping`, or in the stateless era (which has no `ping`)
     /// `server/discover`.
-    pub async fn ping(&self) -> Result<(), ClientError> {
+    pub async fn ping(&self) -> Result<(), CallError> {
         let method = if self.server().stateless {
             "server/discover"
         } else {
@@ -702,7 +697,7 @@ impl Client {
         method: &str,
         key: &str,
         cursor: Option<&str>,
-    ) -> Result<(Vec<Value>, Option<String>), ClientError> {
+    ) -> Result<(Vec<Value>, Option<String>), CallError> {
         let params = match cursor {
             Some(cursor) => json!({ "cursor": cursor }),
             None => json!({}),
@@ -711,7 +706,7 @@ impl Client {
         let items = match result.get_mut(key).map(Value::take) {
             Some(Value::Array(items)) => items,
             _ => {
-                return Err(ClientError::Protocol(format!(
+                return Err(CallError::Protocol(format!(
                     "the result of `{method}` has no `{key}` list"
                 )));
             }
@@ -720,11 +715,7 @@ impl Client {
         Ok((items, next))
     }
 
-    async fn all<T: DeserializeOwned>(
-        &self,
-        method: &str,
-        key: &str,
-    ) -> Result<Vec<T>, ClientError> {
+    async fn all<T: DeserializeOwned>(&self, method: &str, key: &str) -> Result<Vec<T>, CallError> {
         let mut all = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
@@ -740,7 +731,7 @@ impl Client {
             match next {
                 Some(next) if seen.insert(next.clone()) => cursor = Some(next),
                 Some(_) => {
-                    return Err(ClientError::Protocol(format!(
+                    return Err(CallError::Protocol(format!(
                         "the pages of `{method}` come round in a circle"
                     )));
                 }
@@ -754,7 +745,7 @@ impl Client {
         method: &str,
         key: &str,
         cursor: Option<&str>,
-    ) -> Result<Page<T>, ClientError> {
+    ) -> Result<Page<T>, CallError> {
         let (mut items, next_cursor) = self.page(method, key, cursor).await?;
         if method == "tools/list" {
             self.engine().learn_tools(&mut items);
@@ -767,22 +758,18 @@ impl Client {
     }
 
     /// One page of `tools/list`.
-    pub async fn list_tools(&self, cursor: Option<&str>) -> Result<Page<Tool>, ClientError> {
+    pub async fn list_tools(&self, cursor: Option<&str>) -> Result<Page<ToolInfo>, CallError> {
         self.one_page("tools/list", "tools", cursor).await
     }
 
     /// Every tool, following the pages.
-    pub async fn all_tools(&self) -> Result<Vec<Tool>, ClientError> {
+    pub async fn all_tools(&self) -> Result<Vec<ToolInfo>, CallError> {
         self.all("tools/list", "tools").await
     }
 
     /// Calls a tool. A tool's own failure is a result with
-    /// [`is_error`](CallToolResult::is_error) set, not an `Err`.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, ClientError> {
+    /// [`is_error`](CallResult::is_error) set, not an `Err`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallResult, CallError> {
         self.call_tool_with(name, arguments, &RequestOptions::default())
             .await
     }
@@ -793,18 +780,18 @@ impl Client {
         name: &str,
         arguments: Value,
         options: &RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> Result<CallResult, CallError> {
         let params = json!({ "name": name, "arguments": arguments });
         self.typed("tools/call", params, options).await
     }
 
     /// One page of `prompts/list`.
-    pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<Page<Prompt>, ClientError> {
+    pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<Page<PromptInfo>, CallError> {
         self.one_page("prompts/list", "prompts", cursor).await
     }
 
     /// Every prompt, following the pages.
-    pub async fn all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+    pub async fn all_prompts(&self) -> Result<Vec<PromptInfo>, CallError> {
         self.all("prompts/list", "prompts").await
     }
 
@@ -813,7 +800,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Map<String, Value>,
-    ) -> Result<PromptResult, ClientError> {
+    ) -> Result<PromptResult, CallError> {
         let params = json!({ "name": name, "arguments": arguments });
         self.typed("prompts/get", params, &RequestOptions::default())
             .await
@@ -823,12 +810,12 @@ impl Client {
     pub async fn list_resources(
         &self,
         cursor: Option<&str>,
-    ) -> Result<Page<ResourceInfo>, ClientError> {
+    ) -> Result<Page<ResourceInfo>, CallError> {
         self.one_page("resources/list", "resources", cursor).await
     }
 
     /// Every resource, following the pages.
-    pub async fn all_resources(&self) -> Result<Vec<ResourceInfo>, ClientError> {
+    pub async fn all_resources(&self) -> Result<Vec<ResourceInfo>, CallError> {
         self.all("resources/list", "resources").await
     }
 
@@ -836,19 +823,19 @@ impl Client {
     pub async fn list_resource_templates(
         &self,
         cursor: Option<&str>,
-    ) -> Result<Page<ResourceTemplateInfo>, ClientError> {
+    ) -> Result<Page<ResourceTemplateInfo>, CallError> {
         self.one_page("resources/templates/list", "resourceTemplates", cursor)
             .await
     }
 
     /// Every resource template, following the pages.
-    pub async fn all_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, ClientError> {
+    pub async fn all_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, CallError> {
         self.all("resources/templates/list", "resourceTemplates")
             .await
     }
 
     /// Reads a resource.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResult, ClientError> {
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResult, CallError> {
         self.typed(
             "resources/read",
             json!({ "uri": uri }),
@@ -858,14 +845,14 @@ impl Client {
     }
 
     /// Subscribes to a resource's updates (`notifications/resources/updated`).
-    pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
+    pub async fn subscribe(&self, uri: &str) -> Result<(), CallError> {
         self.request("resources/subscribe", json!({ "uri": uri }))
             .await
             .map(drop)
     }
 
     /// Ends a subscription.
-    pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), CallError> {
         self.request("resources/unsubscribe", json!({ "uri": uri }))
             .await
             .map(drop)
@@ -880,7 +867,7 @@ impl Client {
         argument: &str,
         value: &str,
         context: Option<Map<String, Value>>,
-    ) -> Result<Completion, ClientError> {
+    ) -> Result<CompleteResult, CallError> {
         let mut params = json!({
             "ref": reference,
             "argument": { "name": argument, "value": value },
@@ -890,7 +877,7 @@ impl Client {
         }
         let mut result = self.request("completion/complete", params).await?;
         serde_json::from_value(result["completion"].take()).map_err(|e| {
-            ClientError::Protocol(format!(
+            CallError::Protocol(format!(
                 "the result of `completion/complete` is malformed: {e}"
             ))
         })
@@ -898,7 +885,7 @@ impl Client {
 
     /// The least severe log messages the server should send: `logging/setLevel` in the
     /// handshake era, the request metadata of every later request in the stateless one.
-    pub async fn set_level(&self, level: LogLevel) -> Result<(), ClientError> {
+    pub async fn set_level(&self, level: LogLevel) -> Result<(), CallError> {
         let name = serde_json::to_value(level)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
@@ -913,9 +900,9 @@ impl Client {
     }
 
     /// Changes the roots this client exposes, and tells the server.
-    pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), ClientError> {
+    pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), CallError> {
         let Some(current) = &self.engine().handlers.roots else {
-            return Err(ClientError::Usage(
+            return Err(CallError::Usage(
                 "this client was built without roots (`ClientBuilder::roots`)".into(),
             ));
         };
@@ -928,25 +915,25 @@ impl Client {
     }
 
     /// `tasks/get`: a task's status.
-    pub async fn get_task(&self, task_id: &str) -> Result<Value, ClientError> {
+    pub async fn get_task(&self, task_id: &str) -> Result<Value, CallError> {
         self.request("tasks/get", json!({ "taskId": task_id }))
             .await
     }
 
     /// `tasks/result`: a finished task's result (waits for it in the handshake era).
-    pub async fn task_result(&self, task_id: &str) -> Result<Value, ClientError> {
+    pub async fn task_result(&self, task_id: &str) -> Result<Value, CallError> {
         self.request("tasks/result", json!({ "taskId": task_id }))
             .await
     }
 
     /// `tasks/cancel`: cancels a task.
-    pub async fn cancel_task(&self, task_id: &str) -> Result<Value, ClientError> {
+    pub async fn cancel_task(&self, task_id: &str) -> Result<Value, CallError> {
         self.request("tasks/cancel", json!({ "taskId": task_id }))
             .await
     }
 
     /// `tasks/list`: this client's tasks.
-    pub async fn list_tasks(&self) -> Result<Value, ClientError> {
+    pub async fn list_tasks(&self) -> Result<Value, CallError> {
         self.request("tasks/list", json!({})).await
     }
 
@@ -959,7 +946,7 @@ impl Client {
     }
 }
 
-fn read_item<T: DeserializeOwned>(method: &str, item: Value) -> Result<T, ClientError> {
+fn read_item<T: DeserializeOwned>(method: &str, item: Value) -> Result<T, CallError> {
     serde_json::from_value(item)
-        .map_err(|e| ClientError::Protocol(format!("an item of `{method}` is malformed: {e}")))
+        .map_err(|e| CallError::Protocol(format!("an item of `{method}` is malformed: {e}")))
 }

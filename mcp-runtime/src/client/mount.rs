@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::types::{Prompt, ResourceInfo, ResourceTemplateInfo, Tool};
-use super::{Client, ClientError, Forward, RequestOptions};
+use super::types::{PromptInfo, ResourceInfo, ResourceTemplateInfo, ToolInfo};
+use super::{CallError, Client, Forward, RequestOptions};
 use crate::completion::{Completion, CompletionContext};
 use crate::content::{CallToolResult, ResourceContents};
 use crate::context::Context;
@@ -90,14 +90,14 @@ impl std::fmt::Debug for Mount {
 /// What a mounted server lists.
 #[derive(Clone, Default)]
 struct Listed {
-    tools: Vec<Tool>,
-    prompts: Vec<Prompt>,
+    tools: Vec<ToolInfo>,
+    prompts: Vec<PromptInfo>,
     resources: Vec<ResourceInfo>,
     templates: Vec<ResourceTemplateInfo>,
 }
 
 impl Listed {
-    async fn fetch(client: &Client) -> Result<Listed, ClientError> {
+    async fn fetch(client: &Client) -> Result<Listed, CallError> {
         let server = client.server();
         let mut listed = Listed::default();
         if server.has("tools") {
@@ -119,7 +119,7 @@ impl Mount {
     /// fetched now (every page). The server sees the capabilities `client` declares: build it
     /// with [`ClientBuilder::proxy`](super::ClientBuilder::proxy) for the requests of the
     /// mounted server to reach this server's clients.
-    pub async fn new(prefix: impl Into<String>, client: Client) -> Result<Mount, ClientError> {
+    pub async fn new(prefix: impl Into<String>, client: Client) -> Result<Mount, CallError> {
         let prefix = prefix.into();
         let valid = !prefix.is_empty()
             && prefix.len() <= 64
@@ -127,7 +127,7 @@ impl Mount {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
         if !valid {
-            return Err(ClientError::Usage(format!(
+            return Err(CallError::Usage(format!(
                 "the prefix `{prefix}` must be 1 to 64 letters, digits, `-` or `.` (it starts tool names: `{prefix}_name`)"
             )));
         }
@@ -152,13 +152,13 @@ impl Mount {
     pub async fn in_process(
         prefix: impl Into<String>,
         server: &Server,
-    ) -> Result<Mount, ClientError> {
+    ) -> Result<Mount, CallError> {
         let client = Client::builder().proxy().in_process(server).await?;
         Mount::new(prefix, client).await
     }
 
     /// Mounts the server at `target`: a URL, or a command line run as a child process.
-    pub async fn connect(prefix: impl Into<String>, target: &str) -> Result<Mount, ClientError> {
+    pub async fn connect(prefix: impl Into<String>, target: &str) -> Result<Mount, CallError> {
         let client = Client::builder().proxy().connect(target).await?;
         Mount::new(prefix, client).await
     }
@@ -191,7 +191,7 @@ impl Mount {
         (tools, prompts, resources)
     }
 
-    fn tool(&self, tool: &Tool) -> DynamicTool {
+    fn tool(&self, tool: &ToolInfo) -> DynamicTool {
         let client = self.client.clone();
         let remote = tool.name.clone();
         let mut dynamic = DynamicTool::new(
@@ -217,7 +217,7 @@ impl Mount {
         dynamic
     }
 
-    fn prompt(&self, prompt: &Prompt) -> DynamicPrompt {
+    fn prompt(&self, prompt: &PromptInfo) -> DynamicPrompt {
         let client = self.client.clone();
         let remote = prompt.name.clone();
         let arguments = prompt
@@ -482,7 +482,7 @@ async fn call_tool(
             ..CallToolResult::default()
         },
         // The mounted server refused the call: the model reads why.
-        Err(ClientError::Rpc(error)) => CallToolResult::error(error.message),
+        Err(CallError::Rpc(error)) => CallToolResult::error(error.message),
         Err(error) => CallToolResult::protocol_error(format!(
             "the mounted server could not be reached: {error}"
         )),
@@ -524,9 +524,9 @@ async fn read(client: &Client, uri: &str) -> Result<Vec<ResourceContents>, RpcEr
 
 /// The mounted server's JSON-RPC error as it is (its code, its data); a failure to reach it
 /// as an internal error.
-fn upstream_error(error: ClientError) -> RpcError {
+fn upstream_error(error: CallError) -> RpcError {
     match error {
-        ClientError::Rpc(error) => error,
+        CallError::Rpc(error) => error,
         other => RpcError::internal(format!("the mounted server could not be reached: {other}")),
     }
 }

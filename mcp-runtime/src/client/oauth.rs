@@ -13,7 +13,7 @@
 //! ```no_run
 //! use mcp_runtime::client::{Client, oauth::OAuth};
 //!
-//! # async fn run() -> Result<(), mcp_runtime::client::ClientError> {
+//! # async fn run() -> Result<(), mcp_runtime::client::CallError> {
 //! let client = Client::builder()
 //!     .oauth(OAuth::new().client_name("My agent").redirect_port(8976))
 //!     .http("https://mcp.example.com/mcp")
@@ -39,7 +39,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Mutex;
 
-use super::ClientError;
+use super::CallError;
 use super::auth::{Authorize, BoxFuture, Refusal};
 use crate::outbound;
 
@@ -402,7 +402,7 @@ impl Authorize for Flow {
         &'a self,
         method: &'a str,
         url: &'a Uri,
-    ) -> BoxFuture<'a, Result<Vec<(String, String)>, ClientError>> {
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, CallError>> {
         Box::pin(async move {
             let mut state = self.state.lock().await;
             let Some(token) = state.token.clone() else {
@@ -440,7 +440,7 @@ impl Authorize for Flow {
         refusal: Refusal<'a>,
         server: &'a Uri,
         attempt: usize,
-    ) -> BoxFuture<'a, Result<bool, ClientError>> {
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
         Box::pin(async move {
             let challenge = parse_challenge(refusal.challenge);
             // A resource server asking for a fresh DPoP nonce: the same token, a new proof.
@@ -520,8 +520,8 @@ impl Flow {
         server: &Uri,
         challenge: &Challenge,
         scopes: Option<String>,
-    ) -> Result<(), ClientError> {
-        let http = outbound::client().map_err(ClientError::Auth)?;
+    ) -> Result<(), CallError> {
+        let http = outbound::client().map_err(CallError::Auth)?;
         let (resource, metadata_scopes, info) = discover(&http, server, challenge).await?;
         if !matches!(self.settings.grant, Grant::Code) {
             // No person signs in: the scopes are those the server asked for, if any.
@@ -550,7 +550,7 @@ impl Flow {
         if let Some(methods) = &info.pkce_methods
             && !methods.iter().any(|m| m == "S256")
         {
-            return Err(ClientError::Auth(
+            return Err(CallError::Auth(
                 "the authorization server does not support PKCE with S256".into(),
             ));
         }
@@ -578,8 +578,8 @@ impl Flow {
         let callback = match &self.settings.authorize {
             Some(step) => tokio::time::timeout(SIGN_IN_DEADLINE, step(url, redirect.uri.clone()))
                 .await
-                .map_err(|_| ClientError::Auth("nobody signed in in time".into()))?
-                .map_err(ClientError::Auth)?,
+                .map_err(|_| CallError::Auth("nobody signed in in time".into()))?
+                .map_err(CallError::Auth)?,
             None => redirect.wait(&url, self.settings.open.as_ref()).await?,
         };
         let answer = query_of(&callback);
@@ -588,24 +588,24 @@ impl Flow {
                 .get("error_description")
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default();
-            return Err(ClientError::Auth(format!(
+            return Err(CallError::Auth(format!(
                 "the authorization server refused: {error}{description}"
             )));
         }
         if answer.get("state") != Some(&csrf) {
-            return Err(ClientError::Auth(
+            return Err(CallError::Auth(
                 "the redirect's `state` is not the one sent (a forged redirect?)".into(),
             ));
         }
         // RFC 9207: an authorization server that says it sends `iss` must send its own.
         match (answer.get("iss"), info.iss_parameter) {
             (Some(iss), _) if info.issuer.as_deref().is_some_and(|i| !same_issuer(i, iss)) => {
-                return Err(ClientError::Auth(format!(
+                return Err(CallError::Auth(format!(
                     "the redirect's `iss` ({iss}) is not the authorization server's issuer"
                 )));
             }
             (None, true) => {
-                return Err(ClientError::Auth(
+                return Err(CallError::Auth(
                     "the authorization server promised `iss` in its redirect, which has none"
                         .into(),
                 ));
@@ -614,7 +614,7 @@ impl Flow {
         }
         let code = answer
             .get("code")
-            .ok_or_else(|| ClientError::Auth("the redirect carries no `code`".into()))?;
+            .ok_or_else(|| CallError::Auth("the redirect carries no `code`".into()))?;
         let mut fields = vec![
             ("grant_type", "authorization_code".to_owned()),
             ("code", code.clone()),
@@ -642,14 +642,14 @@ impl Flow {
         info: ServerInfo,
         resource: Option<String>,
         scopes: Option<String>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), CallError> {
         let issuer = info.issuer.clone().unwrap_or_default();
         let Registration::Given {
             client_id,
             client_secret,
         } = &self.settings.registration
         else {
-            return Err(ClientError::Auth("this grant needs a client ID".into()));
+            return Err(CallError::Auth("this grant needs a client ID".into()));
         };
         let mut client = Client {
             id: client_id.clone(),
@@ -696,7 +696,7 @@ impl Flow {
                     issuer: issuer.clone(),
                     resource: resource.clone(),
                 };
-                let assertion = assertion(request).await.map_err(ClientError::Auth)?;
+                let assertion = assertion(request).await.map_err(CallError::Auth)?;
                 fields.push((
                     "grant_type",
                     "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
@@ -719,19 +719,19 @@ impl Flow {
         Ok(())
     }
 
-    async fn refresh(&self, state: &mut FlowState) -> Result<(), ClientError> {
+    async fn refresh(&self, state: &mut FlowState) -> Result<(), CallError> {
         let (Some(token), Some(info), Some(client)) = (
             state.token.clone(),
             state.server.clone(),
             state.client.clone(),
         ) else {
-            return Err(ClientError::Auth("nothing to refresh".into()));
+            return Err(CallError::Auth("nothing to refresh".into()));
         };
         let refresh = token
             .refresh
             .clone()
-            .ok_or_else(|| ClientError::Auth("no refresh token".into()))?;
-        let http = outbound::client().map_err(ClientError::Auth)?;
+            .ok_or_else(|| CallError::Auth("no refresh token".into()))?;
+        let http = outbound::client().map_err(CallError::Auth)?;
         let mut fields = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh.clone()),
@@ -753,7 +753,7 @@ impl Flow {
         }
     }
 
-    async fn redirect_uri(&self) -> Result<Redirect, ClientError> {
+    async fn redirect_uri(&self) -> Result<Redirect, CallError> {
         if let Some(uri) = &self.settings.redirect_uri {
             return Ok(Redirect {
                 uri: uri.clone(),
@@ -763,14 +763,14 @@ impl Flow {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.settings.redirect_port))
             .await
             .map_err(|e| {
-                ClientError::Auth(format!(
+                CallError::Auth(format!(
                     "the local redirect listener could not bind 127.0.0.1:{}: {e}",
                     self.settings.redirect_port
                 ))
             })?;
         let port = listener
             .local_addr()
-            .map_err(|e| ClientError::Auth(e.to_string()))?
+            .map_err(|e| CallError::Auth(e.to_string()))?
             .port();
         Ok(Redirect {
             uri: format!("http://127.0.0.1:{port}/callback"),
@@ -784,7 +784,7 @@ impl Flow {
         info: &ServerInfo,
         redirect_uri: &str,
         issuer: &str,
-    ) -> Result<Client, ClientError> {
+    ) -> Result<Client, CallError> {
         let choose = |secret: bool| -> String {
             let supported =
                 |m: &str| info.auth_methods.is_empty() || info.auth_methods.iter().any(|s| s == m);
@@ -821,7 +821,7 @@ impl Flow {
             });
         }
         let Some(endpoint) = &info.registration_endpoint else {
-            return Err(ClientError::Auth(
+            return Err(CallError::Auth(
                 "the authorization server offers no dynamic registration: give a client ID (`OAuth::client_id`)"
                     .into(),
             ));
@@ -851,16 +851,16 @@ impl Flow {
         )
         .await?;
         if !answer.0.is_success() {
-            return Err(ClientError::Auth(format!(
+            return Err(CallError::Auth(format!(
                 "dynamic registration was refused ({}): {}",
                 answer.0, answer.1
             )));
         }
         let registered: Value = serde_json::from_str(&answer.1)
-            .map_err(|e| ClientError::Auth(format!("the registration answer is not JSON: {e}")))?;
+            .map_err(|e| CallError::Auth(format!("the registration answer is not JSON: {e}")))?;
         let id = registered["client_id"]
             .as_str()
-            .ok_or_else(|| ClientError::Auth("the registration answer has no client_id".into()))?;
+            .ok_or_else(|| CallError::Auth("the registration answer has no client_id".into()))?;
         let secret = registered["client_secret"].as_str().map(str::to_owned);
         let method = registered["token_endpoint_auth_method"]
             .as_str()
@@ -883,9 +883,9 @@ struct Redirect {
 
 impl Redirect {
     /// Shows the authorization URL and waits for the browser's redirect to the listener.
-    async fn wait(&mut self, url: &str, open: Option<&Opener>) -> Result<String, ClientError> {
+    async fn wait(&mut self, url: &str, open: Option<&Opener>) -> Result<String, CallError> {
         let Some(listener) = self.listener.take() else {
-            return Err(ClientError::Auth("no redirect listener".into()));
+            return Err(CallError::Auth("no redirect listener".into()));
         };
         match open {
             Some(open) => open(url),
@@ -896,7 +896,7 @@ impl Redirect {
                 let (mut socket, _) = listener
                     .accept()
                     .await
-                    .map_err(|e| ClientError::Auth(format!("the redirect listener failed: {e}")))?;
+                    .map_err(|e| CallError::Auth(format!("the redirect listener failed: {e}")))?;
                 let mut request = Vec::new();
                 let mut buffer = [0u8; 2048];
                 while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16 * 1024 {
@@ -934,7 +934,7 @@ impl Redirect {
         };
         tokio::time::timeout(SIGN_IN_DEADLINE, wait)
             .await
-            .map_err(|_| ClientError::Auth("nobody signed in in time".into()))?
+            .map_err(|_| CallError::Auth("nobody signed in in time".into()))?
     }
 }
 
@@ -944,7 +944,7 @@ async fn discover(
     http: &outbound::Client,
     server: &Uri,
     challenge: &Challenge,
-) -> Result<(Option<String>, Option<String>, ServerInfo), ClientError> {
+) -> Result<(Option<String>, Option<String>, ServerInfo), CallError> {
     let origin = origin_of(server);
     let path = server.path().trim_end_matches('/');
     let mut candidates = Vec::new();
@@ -986,22 +986,20 @@ async fn discover(
     if let Some(resource) = &resource
         && !covers(resource, &canonical)
     {
-        return Err(ClientError::Auth(format!(
+        return Err(CallError::Auth(format!(
             "the protected-resource metadata is for {resource}, not for {canonical}"
         )));
     }
     let issuer = metadata["authorization_servers"][0]
         .as_str()
         .ok_or_else(|| {
-            ClientError::Auth(
-                "the protected-resource metadata names no authorization server".into(),
-            )
+            CallError::Auth("the protected-resource metadata names no authorization server".into())
         })?
         .to_owned();
     let info = authorization_server(http, &issuer, true)
         .await?
         .ok_or_else(|| {
-            ClientError::Auth(format!(
+            CallError::Auth(format!(
                 "the authorization server {issuer} publishes no metadata"
             ))
         })?;
@@ -1029,10 +1027,10 @@ async fn authorization_server(
     http: &outbound::Client,
     issuer: &str,
     check_issuer: bool,
-) -> Result<Option<ServerInfo>, ClientError> {
+) -> Result<Option<ServerInfo>, CallError> {
     let uri: Uri = issuer
         .parse()
-        .map_err(|e| ClientError::Auth(format!("the issuer `{issuer}` is not a URL: {e}")))?;
+        .map_err(|e| CallError::Auth(format!("the issuer `{issuer}` is not a URL: {e}")))?;
     let origin = origin_of(&uri);
     let path = uri.path().trim_end_matches('/');
     let candidates = if path.is_empty() {
@@ -1053,7 +1051,7 @@ async fn authorization_server(
         };
         let named = document["issuer"].as_str().unwrap_or_default();
         if check_issuer && !same_issuer(named, issuer) {
-            return Err(ClientError::Auth(format!(
+            return Err(CallError::Auth(format!(
                 "the metadata at {url} is for issuer {named}, not {issuer}"
             )));
         }
@@ -1065,11 +1063,11 @@ async fn authorization_server(
                     .collect()
             })
         };
-        let endpoint = |key: &str| -> Result<String, ClientError> {
+        let endpoint = |key: &str| -> Result<String, CallError> {
             document[key]
                 .as_str()
                 .map(str::to_owned)
-                .ok_or_else(|| ClientError::Auth(format!("the metadata at {url} has no {key}")))
+                .ok_or_else(|| CallError::Auth(format!("the metadata at {url} has no {key}")))
         };
         return Ok(Some(ServerInfo {
             issuer: Some(named.to_owned()),
@@ -1100,7 +1098,7 @@ async fn token_request(
     client: &Client,
     mut fields: Vec<(&'static str, String)>,
     dpop: Option<&Dpop>,
-) -> Result<Token, ClientError> {
+) -> Result<Token, CallError> {
     let mut basic = None;
     match (client.method.as_str(), &client.secret) {
         ("client_secret_basic", Some(secret)) => {
@@ -1143,7 +1141,7 @@ async fn token_request(
         )
         .await?;
         let answer: Value = serde_json::from_str(&body).map_err(|e| {
-            ClientError::Auth(format!(
+            CallError::Auth(format!(
                 "the token endpoint answered {status} with no JSON: {e}"
             ))
         })?;
@@ -1159,18 +1157,18 @@ async fn token_request(
         break (status, answer);
     };
     if !status.is_success() {
-        return Err(ClientError::Auth(format!(
+        return Err(CallError::Auth(format!(
             "the token endpoint refused ({status}): {}",
             answer["error"].as_str().unwrap_or("no error code")
         )));
     }
     let access = answer["access_token"]
         .as_str()
-        .ok_or_else(|| ClientError::Auth("the token answer has no access_token".into()))?;
+        .ok_or_else(|| CallError::Auth("the token answer has no access_token".into()))?;
     let kind = answer["token_type"].as_str().unwrap_or_default();
     let bound = kind.eq_ignore_ascii_case("dpop") && dpop.is_some();
     if !kind.eq_ignore_ascii_case("bearer") && !bound {
-        return Err(ClientError::Auth(format!(
+        return Err(CallError::Auth(format!(
             "the token endpoint issued a token of type {kind:?}, which this client cannot use"
         )));
     }
@@ -1185,17 +1183,17 @@ async fn token_request(
 }
 
 /// A JSON document at `url`; `None` when the server has none there (4xx).
-async fn fetch_json(http: &outbound::Client, url: &str) -> Result<Option<Value>, ClientError> {
+async fn fetch_json(http: &outbound::Client, url: &str) -> Result<Option<Value>, CallError> {
     let (status, body, _) = exchange(http, Method::GET, url, None, &[]).await?;
     if status.is_client_error() {
         return Ok(None);
     }
     if !status.is_success() {
-        return Err(ClientError::Auth(format!("{url} answered {status}")));
+        return Err(CallError::Auth(format!("{url} answered {status}")));
     }
     serde_json::from_str(&body)
         .map(Some)
-        .map_err(|e| ClientError::Auth(format!("{url} is not JSON: {e}")))
+        .map_err(|e| CallError::Auth(format!("{url} is not JSON: {e}")))
 }
 
 /// One request to an authorization server (or for a metadata document): HTTPS, or plain
@@ -1206,12 +1204,12 @@ async fn exchange(
     url: &str,
     body: Option<(&str, String)>,
     headers: &[(&str, String)],
-) -> Result<(hyper::StatusCode, String, Option<String>), ClientError> {
+) -> Result<(hyper::StatusCode, String, Option<String>), CallError> {
     let uri: Uri = url
         .parse()
-        .map_err(|e| ClientError::Auth(format!("`{url}` is not a URL: {e}")))?;
+        .map_err(|e| CallError::Auth(format!("`{url}` is not a URL: {e}")))?;
     if outbound::in_the_clear(&uri) {
-        return Err(ClientError::Auth(format!(
+        return Err(CallError::Auth(format!(
             "{url} is plain HTTP to another machine: OAuth needs HTTPS"
         )));
     }
@@ -1228,12 +1226,12 @@ async fn exchange(
             .body(Full::new(Bytes::from(body))),
         None => request.body(Full::new(Bytes::new())),
     }
-    .map_err(|e| ClientError::Auth(e.to_string()))?;
+    .map_err(|e| CallError::Auth(e.to_string()))?;
     let exchange = async {
         let response = http
             .request(request)
             .await
-            .map_err(|e| ClientError::Auth(format!("{url}: {e}")))?;
+            .map_err(|e| CallError::Auth(format!("{url}: {e}")))?;
         let status = response.status();
         let nonce = response
             .headers()
@@ -1243,13 +1241,13 @@ async fn exchange(
         let body = Limited::new(response.into_body(), MAX_ANSWER)
             .collect()
             .await
-            .map_err(|e| ClientError::Auth(format!("{url}: {e}")))?
+            .map_err(|e| CallError::Auth(format!("{url}: {e}")))?
             .to_bytes();
         Ok((status, String::from_utf8_lossy(&body).into_owned(), nonce))
     };
     tokio::time::timeout(EXCHANGE_DEADLINE, exchange)
         .await
-        .map_err(|_| ClientError::Auth(format!("{url} did not answer in time")))?
+        .map_err(|_| CallError::Auth(format!("{url} did not answer in time")))?
 }
 
 /// Follows nothing: asks `url` as a browser would and returns where it redirects to. For

@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::Mutex;
 
-use super::ClientError;
+use super::CallError;
 use super::engine::Engine;
 
 /// The longest line read from the server.
@@ -25,7 +25,7 @@ pub(crate) struct Stdio {
 impl Stdio {
     /// Starts `command` with piped standard input and output, and reads what it writes into
     /// `engine`.
-    pub(crate) fn spawn(mut command: Command, engine: &Arc<Engine>) -> Result<Self, ClientError> {
+    pub(crate) fn spawn(mut command: Command, engine: &Arc<Engine>) -> Result<Self, CallError> {
         command
             .stdin(Piped::piped())
             .stdout(Piped::piped())
@@ -33,7 +33,7 @@ impl Stdio {
         let program = format!("{:?}", command.as_std().get_program());
         let mut child = command
             .spawn()
-            .map_err(|e| ClientError::Transport(format!("could not start {program}: {e}")))?;
+            .map_err(|e| CallError::Transport(format!("could not start {program}: {e}")))?;
         let input = child.stdin.take().expect("stdin is piped");
         let output = child.stdout.take().expect("stdout is piped");
         let weak = Arc::downgrade(engine);
@@ -54,12 +54,12 @@ impl Stdio {
         })
     }
 
-    pub(crate) async fn send(&self, message: &Value) -> Result<(), ClientError> {
+    pub(crate) async fn send(&self, message: &Value) -> Result<(), CallError> {
         let mut line = serde_json::to_vec(message).expect("a JSON value serialises");
         line.push(b'\n');
         let mut input = self.input.lock().await;
         let Some(stdin) = input.as_mut() else {
-            return Err(ClientError::Closed("the connection is closed".into()));
+            return Err(CallError::Closed("the connection is closed".into()));
         };
         let written = async {
             stdin.write_all(&line).await?;
@@ -67,7 +67,7 @@ impl Stdio {
         };
         written
             .await
-            .map_err(|e| ClientError::Closed(format!("the server's input is closed: {e}")))
+            .map_err(|e| CallError::Closed(format!("the server's input is closed: {e}")))
     }
 
     pub(crate) async fn close(&self) {

@@ -37,7 +37,7 @@ impl ServerIdentity {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct Tool {
+pub struct ToolInfo {
     /// The name to call it by.
     pub name: String,
     /// A display name.
@@ -63,7 +63,7 @@ pub struct Tool {
 /// A prompt the server offers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct Prompt {
+pub struct PromptInfo {
     /// The name to get it by.
     pub name: String,
     /// A display name.
@@ -80,7 +80,7 @@ pub struct Prompt {
     pub extra: Map<String, Value>,
 }
 
-/// One argument of a [`Prompt`].
+/// One argument of a [`PromptInfo`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PromptArgumentInfo {
@@ -153,8 +153,8 @@ pub struct Page<T> {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct CallToolResult {
-    /// The content blocks, as sent (see [`CallToolResult::contents`] for them typed).
+pub struct CallResult {
+    /// The content blocks, as sent (see [`CallResult::contents`] for them typed).
     #[serde(default)]
     pub content: Vec<Value>,
     /// The structured result, when the tool has one.
@@ -168,7 +168,7 @@ pub struct CallToolResult {
     pub extra: Map<String, Value>,
 }
 
-impl CallToolResult {
+impl CallResult {
     /// The text of every text block, joined by newlines.
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self
@@ -232,7 +232,7 @@ impl ReadResult {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct Completion {
+pub struct CompleteResult {
     /// The suggested values.
     #[serde(default)]
     pub values: Vec<String>,

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::ClientError;
+use super::CallError;
 use super::http::Http;
 use super::memory::Memory;
 use super::stdio::Stdio;
@@ -66,7 +66,7 @@ pub(crate) enum Wire {
 }
 
 impl Wire {
-    pub(crate) async fn send(&self, outgoing: Outgoing) -> Result<(), ClientError> {
+    pub(crate) async fn send(&self, outgoing: Outgoing) -> Result<(), CallError> {
         match self {
             Wire::Stdio(stdio) => stdio.send(&outgoing.message).await,
             Wire::Http(http) => http.send(outgoing).await,
