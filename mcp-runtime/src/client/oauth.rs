@@ -29,11 +29,11 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use hyper::{Method, Request, Uri};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use percent_encoding::percent_decode_str;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -53,13 +53,6 @@ const SIGN_IN_DEADLINE: Duration = Duration::from_secs(300);
 const MAX_SCOPE_ATTEMPTS: usize = 1;
 /// A token this close to its expiry is refreshed before it is sent.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
-
-/// Characters escaped in a form or query value (everything but the unreserved set).
-const FORM: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 type AuthorizeStep =
     Arc<dyn Fn(String, String) -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
@@ -1028,23 +1021,7 @@ async fn authorization_server(
     issuer: &str,
     check_issuer: bool,
 ) -> Result<Option<ServerInfo>, CallError> {
-    let uri: Uri = issuer
-        .parse()
-        .map_err(|e| CallError::Auth(format!("the issuer `{issuer}` is not a URL: {e}")))?;
-    let origin = origin_of(&uri);
-    let path = uri.path().trim_end_matches('/');
-    let candidates = if path.is_empty() {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server"),
-            format!("{origin}/.well-known/openid-configuration"),
-        ]
-    } else {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{origin}/.well-known/openid-configuration{path}"),
-            format!("{origin}{path}/.well-known/openid-configuration"),
-        ]
-    };
+    let candidates = outbound::metadata_candidates(issuer).map_err(CallError::Auth)?;
     for url in candidates {
         let Some(document) = fetch_json(http, &url).await? else {
             continue;
@@ -1102,10 +1079,11 @@ async fn token_request(
     let mut basic = None;
     match (client.method.as_str(), &client.secret) {
         ("client_secret_basic", Some(secret)) => {
+            // RFC 6749 §2.3.1: both halves form-encoded before they are joined.
             let pair = format!(
                 "{}:{}",
-                utf8_percent_encode(&client.id, FORM),
-                utf8_percent_encode(secret, FORM)
+                outbound::form_encode(&client.id),
+                outbound::form_encode(secret)
             );
             basic = Some(format!("Basic {}", STANDARD.encode(pair)));
         }
@@ -1196,8 +1174,9 @@ async fn fetch_json(http: &outbound::Client, url: &str) -> Result<Option<Value>,
         .map_err(|e| CallError::Auth(format!("{url} is not JSON: {e}")))
 }
 
-/// One request to an authorization server (or for a metadata document): HTTPS, or plain
-/// HTTP to loopback only; bounded in time and size; redirects not followed.
+/// One request to an authorization server (or for a metadata document), through the
+/// runtime's bounded exchange: HTTPS, or plain HTTP to loopback only; bounded in time and
+/// size; redirects not followed. Returns the status, the body and any `DPoP-Nonce`.
 async fn exchange(
     http: &outbound::Client,
     method: Method,
@@ -1205,14 +1184,7 @@ async fn exchange(
     body: Option<(&str, String)>,
     headers: &[(&str, String)],
 ) -> Result<(hyper::StatusCode, String, Option<String>), CallError> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| CallError::Auth(format!("`{url}` is not a URL: {e}")))?;
-    if outbound::in_the_clear(&uri) {
-        return Err(CallError::Auth(format!(
-            "{url} is plain HTTP to another machine: OAuth needs HTTPS"
-        )));
-    }
+    let uri = outbound::checked(url).map_err(CallError::Auth)?;
     let mut request = Request::builder()
         .method(method)
         .uri(uri)
@@ -1227,27 +1199,16 @@ async fn exchange(
         None => request.body(Full::new(Bytes::new())),
     }
     .map_err(|e| CallError::Auth(e.to_string()))?;
-    let exchange = async {
-        let response = http
-            .request(request)
-            .await
-            .map_err(|e| CallError::Auth(format!("{url}: {e}")))?;
-        let status = response.status();
-        let nonce = response
-            .headers()
-            .get("dpop-nonce")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = Limited::new(response.into_body(), MAX_ANSWER)
-            .collect()
-            .await
-            .map_err(|e| CallError::Auth(format!("{url}: {e}")))?
-            .to_bytes();
-        Ok((status, String::from_utf8_lossy(&body).into_owned(), nonce))
-    };
-    tokio::time::timeout(EXCHANGE_DEADLINE, exchange)
+    let answer = outbound::exchange(http, url, request, EXCHANGE_DEADLINE, MAX_ANSWER)
         .await
-        .map_err(|_| CallError::Auth(format!("{url} did not answer in time")))?
+        .map_err(CallError::Auth)?;
+    let nonce = answer
+        .headers
+        .get("dpop-nonce")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = String::from_utf8_lossy(&answer.body).into_owned();
+    Ok((answer.status, body, nonce))
 }
 
 /// Follows nothing: asks `url` as a browser would and returns where it redirects to. For
@@ -1282,12 +1243,10 @@ fn origin_of(uri: &Uri) -> String {
     )
 }
 
+/// Fields as a form (`outbound::form`), from owned values.
 fn form(fields: &[(&str, String)]) -> String {
-    fields
-        .iter()
-        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, FORM)))
-        .collect::<Vec<_>>()
-        .join("&")
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    outbound::form(&fields)
 }
 
 /// The query parameters of a URL, decoded.

@@ -6,34 +6,13 @@
 use serde_json::Value;
 
 use super::fetch::Fetcher;
+use crate::outbound::metadata_candidates as candidates;
 
 /// What the verifiers need of the authorization server's metadata.
 #[derive(Clone, Debug)]
 pub(crate) struct Metadata {
     pub(crate) jwks_uri: Option<String>,
     pub(crate) introspection_endpoint: Option<String>,
-}
-
-/// The metadata URLs to try for `issuer`, in order.
-pub(crate) fn candidates(issuer: &str) -> Result<Vec<String>, String> {
-    let uri = super::fetch::checked(issuer)?;
-    if uri.query().is_some() {
-        return Err(format!(
-            "the issuer `{issuer}` has a query: an issuer URL has none"
-        ));
-    }
-    let scheme = uri.scheme_str().unwrap_or("https");
-    let authority = uri.authority().map_or("", |a| a.as_str());
-    let path = uri.path().trim_end_matches('/');
-    let origin = format!("{scheme}://{authority}");
-    let mut urls = vec![
-        format!("{origin}/.well-known/oauth-authorization-server{path}"),
-        format!("{origin}/.well-known/openid-configuration{path}"),
-    ];
-    if !path.is_empty() {
-        urls.push(format!("{origin}{path}/.well-known/openid-configuration"));
-    }
-    Ok(urls)
 }
 
 /// Fetches the first metadata document `issuer` publishes and checks that it names `issuer`
@@ -75,27 +54,6 @@ fn metadata(issuer: &str, url: &str, document: &Value) -> Result<Metadata, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metadata_urls_follow_rfc_8414_then_openid_discovery() {
-        assert_eq!(
-            candidates("https://auth.example.com").unwrap(),
-            [
-                "https://auth.example.com/.well-known/oauth-authorization-server",
-                "https://auth.example.com/.well-known/openid-configuration",
-            ]
-        );
-        assert_eq!(
-            candidates("https://auth.example.com/tenant1/").unwrap(),
-            [
-                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
-                "https://auth.example.com/.well-known/openid-configuration/tenant1",
-                "https://auth.example.com/tenant1/.well-known/openid-configuration",
-            ]
-        );
-        assert!(candidates("http://auth.example.com").is_err());
-        assert!(candidates("https://auth.example.com/?tenant=1").is_err());
-    }
 
     #[test]
     fn metadata_for_another_issuer_is_refused() {

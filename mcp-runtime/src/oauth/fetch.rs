@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
+use hyper::Request;
 use hyper::body::Bytes;
-use hyper::{Request, Uri};
 use serde_json::Value;
 
-use crate::outbound::Client;
+pub(crate) use crate::outbound::checked;
+use crate::outbound::{Client, form_encode};
 
 /// How long one exchange with the authorization server may take, connection included.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -54,11 +55,7 @@ impl Fetcher {
     ) -> Result<Value, String> {
         use base64::Engine as _;
         let uri = checked(url)?;
-        let body = form
-            .iter()
-            .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
+        let body = crate::outbound::form(form);
         let mut request = Request::post(uri)
             .header("accept", "application/json")
             .header("content-type", "application/x-www-form-urlencoded");
@@ -76,75 +73,11 @@ impl Fetcher {
 
     async fn exchange(&self, url: &str, request: Request<Full<Bytes>>) -> Result<Value, String> {
         let client = self.client.as_ref().map_err(Clone::clone)?;
-        let exchange = async {
-            let response = client
-                .request(request)
-                .await
-                .map_err(|e| format!("{url}: {e}"))?;
-            let status = response.status();
-            let body = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-                .collect()
-                .await
-                .map_err(|e| format!("{url}: reading the answer: {e}"))?
-                .to_bytes();
-            if !status.is_success() {
-                return Err(format!("{url} answered {status}"));
-            }
-            serde_json::from_slice(&body).map_err(|e| format!("{url} answered no JSON: {e}"))
-        };
-        tokio::time::timeout(DEADLINE, exchange)
-            .await
-            .map_err(|_| format!("{url} did not answer within {} s", DEADLINE.as_secs()))?
-    }
-}
-
-/// `url` as a URI the fetcher may use: `https`, or `http` to a loopback address (an
-/// authorization server on the same machine, as in development and tests).
-pub(crate) fn checked(url: &str) -> Result<Uri, String> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-    if uri.host().is_none() {
-        return Err(format!("`{url}` names no host"));
-    }
-    match uri.scheme_str() {
-        Some("https") => Ok(uri),
-        Some("http") if !crate::outbound::in_the_clear(&uri) => Ok(uri),
-        _ => Err(format!(
-            "`{url}` is not an https URL: the authorization server is reached over HTTPS (plain HTTP only on a loopback address)"
-        )),
-    }
-}
-
-fn form_encode(value: &str) -> String {
-    const FORM: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'.')
-        .remove(b'_')
-        .remove(b'*');
-    percent_encoding::utf8_percent_encode(value, FORM)
-        .to_string()
-        .replace("%20", "+")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_https_or_loopback_http_is_fetched() {
-        assert!(checked("https://auth.example.com/jwks").is_ok());
-        assert!(checked("http://127.0.0.1:9000/jwks").is_ok());
-        assert!(checked("http://[::1]:9000/jwks").is_ok());
-        assert!(checked("http://localhost/jwks").is_ok());
-        let refused = checked("http://auth.example.com/jwks").unwrap_err();
-        assert!(refused.contains("HTTPS"), "{refused}");
-        assert!(checked("file:///etc/passwd").is_err());
-        assert!(checked("not a url").is_err());
-    }
-
-    #[test]
-    fn form_values_are_encoded() {
-        assert_eq!(form_encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
+        let answer =
+            crate::outbound::exchange(client, url, request, DEADLINE, MAX_ANSWER_BYTES).await?;
+        if !answer.status.is_success() {
+            return Err(format!("{url} answered {}", answer.status));
+        }
+        serde_json::from_slice(&answer.body).map_err(|e| format!("{url} answered no JSON: {e}"))
     }
 }
