@@ -410,7 +410,6 @@ async fn a_target_is_a_url_or_a_command_line() {
         }
         other => panic!("{other:?}"),
     }
-    let _ = Value::Null;
 }
 
 #[mcp_runtime::test]
@@ -448,5 +447,52 @@ async fn in_the_stateless_era_notifications_come_to_a_listener() {
         ]
     );
     drop(listening);
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_bearer_token_and_the_given_headers_go_with_every_http_request() {
+    let server = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_caller").as_ref(),
+        &[("HTTP_AUTH_TOKENS", "secret-token:ada")],
+    );
+    match Client::http(&server.url("/mcp")).await {
+        Err(CallError::Http { status, .. }) => assert_eq!(status, 401),
+        other => panic!("without the token the server refuses: {other:?}"),
+    }
+    for era in [Era::Handshake, Era::Auto] {
+        let client = Client::builder()
+            .era(era)
+            .bearer("secret-token")
+            .header("X-Probe", "from-the-client")
+            .http(&server.url("/mcp"))
+            .await
+            .unwrap();
+        let who = client.call_tool("whoami", json!({})).await.unwrap();
+        let who: Value = who.structured_content.unwrap();
+        assert_eq!(who["result"]["subject"], "ada", "{who}");
+        assert_eq!(who["result"]["probe"], "from-the-client", "{who}");
+        client.close().await;
+    }
+}
+
+#[mcp_runtime::test]
+async fn changed_roots_are_what_the_server_gets_next() {
+    let client = answering()
+        .era(Era::Handshake)
+        .stdio(catalogue())
+        .await
+        .unwrap();
+    let roots = client.call_tool("list_roots", json!({})).await.unwrap();
+    assert_eq!(roots.text(), "file:///home/ada/project");
+    client
+        .set_roots(vec![Root {
+            uri: "file:///srv/elsewhere".into(),
+            name: None,
+        }])
+        .await
+        .unwrap();
+    let roots = client.call_tool("list_roots", json!({})).await.unwrap();
+    assert_eq!(roots.text(), "file:///srv/elsewhere");
     client.close().await;
 }

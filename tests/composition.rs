@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_runtime::client::{CallError, CancellationToken, Client, Era, Mount, RequestOptions};
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::Root;
-use mcp_runtime::serde_json::{Map, Value, json};
+use mcp_runtime::serde_json::{Map, json};
 use mcp_runtime::tokio;
 
 /// Tomorrow's weather in a city.
@@ -304,5 +304,4 @@ async fn a_name_taken_twice_is_refused_when_the_gateway_is_built() {
         Err(CallError::Usage(message)) => assert!(message.contains("prefix"), "{message}"),
         other => panic!("{other:?}"),
     }
-    let _ = Value::Null;
 }

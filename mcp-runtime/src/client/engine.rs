@@ -44,6 +44,10 @@ pub(crate) struct Engine {
     notifications: broadcast::Sender<Notification>,
     pub(crate) handlers: Handlers,
     pub(crate) info: Implementation,
+    /// The capabilities the handlers declare, worked out once.
+    capabilities: Value,
+    /// The `clientInfo` and `clientCapabilities` every stateless request carries, made once.
+    client_meta: Map<String, Value>,
     log_level: Mutex<Option<String>>,
     pub(crate) timeout: Duration,
     /// The server's requests being answered, by their id as JSON text.
@@ -64,7 +68,16 @@ impl Drop for Engine {
 
 impl Engine {
     pub(crate) fn new(info: Implementation, handlers: Handlers, timeout: Duration) -> Arc<Self> {
+        let capabilities = declared_capabilities(&handlers);
+        let mut client_meta = Map::new();
+        client_meta.insert(
+            META_CLIENT_INFO.into(),
+            serde_json::to_value(&info).unwrap_or_default(),
+        );
+        client_meta.insert(META_CAPABILITIES.into(), capabilities.clone());
         Arc::new(Engine {
+            capabilities,
+            client_meta,
             wire: OnceLock::new(),
             identity: OnceLock::new(),
             pending: Mutex::new(HashMap::new()),
@@ -110,32 +123,14 @@ impl Engine {
     }
 
     /// The client capabilities this client declares: those of the handlers it was given.
-    pub(crate) fn capabilities(&self) -> Value {
-        let mut capabilities = Map::new();
-        if self.handlers.roots.is_some() {
-            capabilities.insert("roots".into(), json!({ "listChanged": true }));
-        }
-        if self.handlers.sampling.is_some() {
-            capabilities.insert("sampling".into(), json!({}));
-        }
-        if self.handlers.elicitation.is_some() {
-            capabilities.insert("elicitation".into(), json!({ "form": {}, "url": {} }));
-        }
-        for (key, value) in &self.handlers.extra_capabilities {
-            capabilities.insert(key.clone(), value.clone());
-        }
-        Value::Object(capabilities)
+    pub(crate) fn capabilities(&self) -> &Value {
+        &self.capabilities
     }
 
     /// The metadata a stateless request carries.
     fn request_meta(&self, version: &str) -> Map<String, Value> {
-        let mut meta = Map::new();
+        let mut meta = self.client_meta.clone();
         meta.insert(META_VERSION.into(), version.into());
-        meta.insert(
-            META_CLIENT_INFO.into(),
-            serde_json::to_value(&self.info).unwrap_or_default(),
-        );
-        meta.insert(META_CAPABILITIES.into(), self.capabilities());
         if let Some(level) = &*self.log_level.lock().unwrap_or_else(|p| p.into_inner()) {
             meta.insert(META_LOG_LEVEL.into(), level.clone().into());
         }
@@ -531,6 +526,24 @@ impl Engine {
     pub(crate) async fn answer(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         answer(&self.handlers, method, params).await
     }
+}
+
+/// The client capabilities `handlers` declare.
+fn declared_capabilities(handlers: &Handlers) -> Value {
+    let mut capabilities = Map::new();
+    if handlers.roots.is_some() {
+        capabilities.insert("roots".into(), json!({ "listChanged": true }));
+    }
+    if handlers.sampling.is_some() {
+        capabilities.insert("sampling".into(), json!({}));
+    }
+    if handlers.elicitation.is_some() {
+        capabilities.insert("elicitation".into(), json!({ "form": {}, "url": {} }));
+    }
+    for (key, value) in &handlers.extra_capabilities {
+        capabilities.insert(key.clone(), value.clone());
+    }
+    Value::Object(capabilities)
 }
 
 /// What `handlers` answer to a server request.

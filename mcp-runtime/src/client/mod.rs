@@ -711,6 +711,12 @@ impl Client {
                 )));
             }
         };
+        let mut items = items;
+        if method == "tools/list" {
+            // Which arguments each tool mirrors into headers; a tool with invalid marks is
+            // left out.
+            self.engine().learn_tools(&mut items);
+        }
         let next = result["nextCursor"].as_str().map(str::to_owned);
         Ok((items, next))
     }
@@ -721,10 +727,6 @@ impl Client {
         let mut seen = std::collections::HashSet::new();
         loop {
             let (items, next) = self.page(method, key, cursor.as_deref()).await?;
-            let mut items = items;
-            if method == "tools/list" {
-                self.engine().learn_tools(&mut items);
-            }
             for item in items {
                 all.push(read_item(method, item)?);
             }
@@ -746,10 +748,7 @@ impl Client {
         key: &str,
         cursor: Option<&str>,
     ) -> Result<Page<T>, CallError> {
-        let (mut items, next_cursor) = self.page(method, key, cursor).await?;
-        if method == "tools/list" {
-            self.engine().learn_tools(&mut items);
-        }
+        let (items, next_cursor) = self.page(method, key, cursor).await?;
         let items = items
             .into_iter()
             .map(|item| read_item(method, item))
