@@ -166,69 +166,18 @@ pub fn lint_schemas(server: &Server) -> SchemaLint {
     let profiles = server.schema_profiles().all();
     let mut findings = Vec::new();
     for tool in &catalogue.tools {
-        let name = tool.descriptor.name;
-        let mut found = |severity, profile: Option<&SchemaProfile>, location: String, message| {
-            findings.push(Finding {
-                severity,
-                kind: ItemKind::Tool,
-                name: name.to_owned(),
-                profile: profile.map(|p| profile_label(p, profiles)),
-                location,
-                message,
-            });
-        };
-        for (severity, message) in tool_name_problems(name) {
-            found(severity, None, "name".into(), message);
-        }
-        if tool
-            .descriptor
-            .description
-            .is_none_or(|d| d.trim().is_empty())
-        {
-            found(
-                Severity::Warning,
-                None,
-                "description".into(),
-                "no description: a model sees only the tool's name; add a doc comment or `#[tool(description = \"…\")]`".into(),
-            );
-        }
-        let own = tool.descriptor.schema_profile.as_ref();
         let (input, output) = tool.schemas();
-        for profile in own.map_or_else(|| profiles.iter().collect(), |p| vec![p]) {
-            let shaped_name = profile.tool_name(name);
-            if shaped_name != name {
-                found(
-                    Severity::Warning,
-                    Some(profile),
-                    "name".into(),
-                    format!("sent as `{shaped_name}`"),
-                );
-            }
-            let schemas = [
-                ("inputSchema", Some(input), Target::Input),
-                ("outputSchema", output, Target::Output),
-            ];
-            for (label, schema, target) in schemas {
-                let Some(schema) = schema else { continue };
-                let (shaped, notes) = profile.shape(schema, target);
-                for problem in profile.check(&shaped, target) {
-                    found(
-                        Severity::Error,
-                        Some(profile),
-                        format!("{label}{}", problem.pointer),
-                        problem.message,
-                    );
-                }
-                for note in notes {
-                    found(
-                        Severity::Warning,
-                        Some(profile),
-                        format!("{label}{}", note.pointer),
-                        note.message,
-                    );
-                }
-            }
-        }
+        lint_tool(
+            &mut findings,
+            profiles,
+            ListedTool {
+                name: tool.descriptor.name,
+                description: tool.descriptor.description,
+                own_profile: tool.descriptor.schema_profile.as_ref(),
+                input,
+                output,
+            },
+        );
     }
     for prompt in &catalogue.prompts {
         let d = prompt.descriptor;
@@ -282,6 +231,130 @@ pub fn lint_schemas(server: &Server) -> SchemaLint {
     }
     findings.sort_by_key(|f| f.severity);
     SchemaLint { findings }
+}
+
+/// Checks a `tools/list` result as a server sent it (the object with `tools`, or the array
+/// of tools) the way [`lint_schemas`] checks a server of this program: against the default
+/// profile and every profile of the [client table](crate::schema::known_clients). For a
+/// server in another process or language, reached with a client; `cargo mcp lint` runs it.
+///
+/// ```
+/// use mcp_runtime::serde_json::json;
+///
+/// let list = json!({"tools": [{
+///     "name": "tally",
+///     "description": "Count words.",
+///     "inputSchema": {
+///         "type": "object",
+///         "properties": {
+///             "counts": {"type": "object", "additionalProperties": {"type": "integer"}}
+///         }
+///     }
+/// }]});
+/// let lint = mcp_runtime::testing::lint_tool_list(&list);
+/// // OpenAI's strict mode closes every object, so a map cannot be expressed there.
+/// let error = lint.errors().next().unwrap();
+/// assert_eq!(error.profile.as_deref(), Some("openai-strict"));
+/// assert_eq!(error.location, "inputSchema/properties/counts");
+/// ```
+pub fn lint_tool_list(list: &Value) -> SchemaLint {
+    let profiles = crate::schema::ServerProfiles::new(None, true, Vec::new());
+    let tools = list
+        .get("tools")
+        .unwrap_or(list)
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let empty = json!({});
+    let mut findings = Vec::new();
+    for tool in tools {
+        lint_tool(
+            &mut findings,
+            profiles.all(),
+            ListedTool {
+                name: tool["name"].as_str().unwrap_or_default(),
+                description: tool["description"].as_str(),
+                own_profile: None,
+                input: tool.get("inputSchema").unwrap_or(&empty),
+                output: tool.get("outputSchema").filter(|s| !s.is_null()),
+            },
+        );
+    }
+    findings.sort_by_key(|f| f.severity);
+    SchemaLint { findings }
+}
+
+/// What the lint reads of one tool.
+struct ListedTool<'a> {
+    name: &'a str,
+    description: Option<&'a str>,
+    own_profile: Option<&'a SchemaProfile>,
+    input: &'a Value,
+    output: Option<&'a Value>,
+}
+
+/// The findings of one tool: its name, its description, and its schemas under every profile
+/// (or under its own one only).
+fn lint_tool(findings: &mut Vec<Finding>, profiles: &[SchemaProfile], tool: ListedTool<'_>) {
+    let name = tool.name;
+    let mut found = |severity, profile: Option<&SchemaProfile>, location: String, message| {
+        findings.push(Finding {
+            severity,
+            kind: ItemKind::Tool,
+            name: name.to_owned(),
+            profile: profile.map(|p| profile_label(p, profiles)),
+            location,
+            message,
+        });
+    };
+    for (severity, message) in tool_name_problems(name) {
+        found(severity, None, "name".into(), message);
+    }
+    if tool.description.is_none_or(|d| d.trim().is_empty()) {
+        found(
+            Severity::Warning,
+            None,
+            "description".into(),
+            "no description: a model sees only the tool's name; add a doc comment or `#[tool(description = \"…\")]`".into(),
+        );
+    }
+    for profile in tool
+        .own_profile
+        .map_or_else(|| profiles.iter().collect(), |p| vec![p])
+    {
+        let shaped_name = profile.tool_name(name);
+        if shaped_name != name {
+            found(
+                Severity::Warning,
+                Some(profile),
+                "name".into(),
+                format!("sent as `{shaped_name}`"),
+            );
+        }
+        let schemas = [
+            ("inputSchema", Some(tool.input), Target::Input),
+            ("outputSchema", tool.output, Target::Output),
+        ];
+        for (label, schema, target) in schemas {
+            let Some(schema) = schema else { continue };
+            let (shaped, notes) = profile.shape(schema, target);
+            for problem in profile.check(&shaped, target) {
+                found(
+                    Severity::Error,
+                    Some(profile),
+                    format!("{label}{}", problem.pointer),
+                    problem.message,
+                );
+            }
+            for note in notes {
+                found(
+                    Severity::Warning,
+                    Some(profile),
+                    format!("{label}{}", note.pointer),
+                    note.message,
+                );
+            }
+        }
+    }
 }
 
 /// MCP 2025-11-25: tool names are 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
