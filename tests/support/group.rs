@@ -52,6 +52,20 @@ impl ProcessGroup {
         })
     }
 
+    /// The leader's piped standard input, output and error, each once.
+    pub fn take_stdio(
+        &mut self,
+    ) -> (
+        Option<std::process::ChildStdin>,
+        Option<std::process::ChildStdout>,
+        Option<std::process::ChildStderr>,
+    ) {
+        match self.child.as_mut() {
+            Some(child) => (child.stdin.take(), child.stdout.take(), child.stderr.take()),
+            None => (None, None, None),
+        }
+    }
+
     /// The leader's process id, which is the group's id too.
     pub fn id(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

