@@ -92,10 +92,14 @@ pub fn toolbox(args: TokenStream, item: TokenStream) -> TokenStream {
 /// Runs an `async fn main` on the Tokio runtime that `mcp-runtime` carries, so a server needs
 /// no direct dependency on Tokio.
 ///
-/// Without arguments the runtime is the one `mcp-runtime`'s features choose: a single thread,
-/// which serves stdio fastest, or one worker per core with the `multi-thread` feature (which
-/// `http` turns on). With arguments it is `#[tokio::main(…)]` with those options, e.g.
-/// `#[mcp_runtime::main(flavor = "multi_thread", worker_threads = 4)]`.
+/// Without arguments the runtime fits the transport: a single thread, which serves stdio
+/// fastest and in the least memory, unless the build has the `multi-thread` feature (which
+/// `http` turns on) and the command line names an HTTP address (`--http ADDR`, as
+/// `Server::serve` reads it); then one worker per core. A `main` that calls `serve_http`
+/// itself gets its HTTP served on a multi-threaded scheduler either way. With arguments it is
+/// `#[tokio::main(…)]` with those options, e.g.
+/// `#[mcp_runtime::main(flavor = "multi_thread", worker_threads = 4)]`, for a `main` that
+/// wants every core for work of its own.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
     if !args.is_empty() {

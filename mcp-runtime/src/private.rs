@@ -18,23 +18,54 @@ pub use crate::registry::{Arguments, SourceLocation, Tool, ToolDescriptor, ToolE
 pub use crate::schema::SchemaProfile;
 pub use crate::tasks::TaskSupport;
 
-/// Runs the body of `#[mcp_runtime::main]`: on Tokio's multi-threaded scheduler with the
-/// `multi-thread` feature (which `http` turns on), otherwise on the calling thread, which
-/// serves stdio with the fewest wake-ups.
+/// Runs the body of `#[mcp_runtime::main]` on the scheduler that serves the transport best.
+///
+/// Standard input and output are served fastest, and in the least memory, on the calling
+/// thread alone: that is the runtime of every build without the `multi-thread` feature, and
+/// of a build with it (every build with `http`) whose command line names no `--http`
+/// address. With `--http ADDR` on the command line (what [`Server::serve`] reads) the body
+/// runs on Tokio's multi-threaded scheduler; a server that calls
+/// [`Server::serve_http`](crate::Server::serve_http) without the flag moves the HTTP
+/// serving onto a multi-threaded scheduler of its own then.
+///
+/// [`Server::serve`]: crate::Server::serve
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     #[cfg(feature = "multi-thread")]
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    #[cfg(not(feature = "multi-thread"))]
+    let multi_thread = crate::server::http_requested();
     let mut builder = tokio::runtime::Builder::new_current_thread();
+    #[cfg(feature = "multi-thread")]
+    if multi_thread {
+        builder = tokio::runtime::Builder::new_multi_thread();
+    }
     let runtime = builder
         .enable_all()
         .build()
         .expect("the Tokio runtime cannot start");
+    #[cfg(feature = "multi-thread")]
+    if !multi_thread {
+        SINGLE_THREADED_MAIN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let output = runtime.block_on(future);
     // The transports gave the calls in flight their grace period already; a handler
     // blocking a thread past it must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     output
+}
+
+/// Whether `#[mcp_runtime::main]` chose one thread in a build that has the multi-threaded
+/// scheduler (the command line named no HTTP address).
+#[cfg(feature = "multi-thread")]
+static SINGLE_THREADED_MAIN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the caller runs on the one-thread runtime `#[mcp_runtime::main]` chose for lack
+/// of an HTTP address on the command line: then HTTP is served on a multi-threaded
+/// scheduler of its own.
+#[cfg(feature = "http")]
+pub(crate) fn on_single_threaded_main() -> bool {
+    SINGLE_THREADED_MAIN.load(std::sync::atomic::Ordering::Relaxed)
+        && tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread)
 }
 
 /// Reads a call's arguments into `A` (a free function, so it is one for every lifetime

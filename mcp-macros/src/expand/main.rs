@@ -22,8 +22,8 @@ pub(crate) fn tokio_entry(entry: &str, args: TokenStream, item: TokenStream) -> 
 }
 
 /// `async fn main() -> R { body }` becomes a `fn main() -> R` that runs the body on the
-/// runtime the facade's features choose (`__private::block_on`), so the choice of scheduler
-/// is made by `mcp-runtime`'s features, not in generated code.
+/// runtime `mcp-runtime` chooses (`__private::block_on`, from its features and the command
+/// line), so the choice of scheduler is made in the runtime, not in generated code.
 pub(crate) fn main(mut func: syn::ItemFn) -> TokenStream {
     let block_on = paths::block_on();
     let body = &func.block;

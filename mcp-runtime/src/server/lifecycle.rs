@@ -85,6 +85,18 @@ fn http_address(mut args: impl Iterator<Item = String>) -> crate::Result<Option<
     Ok(None)
 }
 
+/// Whether this process's command line names an HTTP address (`--http ADDR`), as
+/// [`Server::serve`] reads it: `#[mcp_runtime::main]` then picks the multi-threaded
+/// scheduler.
+#[cfg(feature = "multi-thread")]
+pub(crate) fn http_requested() -> bool {
+    let args = std::env::args_os().skip(1);
+    matches!(
+        http_address(args.map(|a| a.to_string_lossy().into_owned())),
+        Ok(Some(_))
+    )
+}
+
 impl Server {
     /// Serves as the command line says: on standard input and output by default, on
     /// Streamable HTTP at `/mcp` with `--http ADDR` anywhere among the arguments (feature

@@ -34,6 +34,8 @@ use crate::session::Session;
 use crate::session::request_state;
 use builder::Settings;
 use lifecycle::Capabilities;
+#[cfg(feature = "multi-thread")]
+pub(crate) use lifecycle::http_requested;
 
 pub use crate::session::MAX_SUBSCRIPTIONS;
 pub use crate::tasks::{MAX_RUNNING_TASKS, MAX_RUNNING_TASKS_PER_OWNER};

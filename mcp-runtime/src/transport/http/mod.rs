@@ -162,6 +162,50 @@ impl Server {
     ) -> crate::Result<()> {
         crate::transport::init_stderr_logging();
         let listener = tokio::net::TcpListener::bind(addr).await?;
+        if crate::__private::on_single_threaded_main() {
+            return self.serve_http_on_threads(listener, options).await;
+        }
+        self.serve_listener(listener, options).await
+    }
+
+    /// Serves HTTP on a multi-threaded scheduler of its own, for a `main` that runs on one
+    /// thread because its command line named no HTTP address (stdio is fastest there; HTTP
+    /// connections want every core). The caller's runtime waits, and keeps driving what was
+    /// made on it.
+    async fn serve_http_on_threads(
+        &self,
+        listener: tokio::net::TcpListener,
+        options: HttpOptions,
+    ) -> crate::Result<()> {
+        let listener = listener.into_std()?;
+        let server = self.clone();
+        let (done, finished) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("mcp-http".into())
+            .spawn(move || {
+                let serve = || -> crate::Result<()> {
+                    let runtime = tokio::runtime::Builder::new_multi_thread()
+                        .enable_all()
+                        .build()?;
+                    let result = runtime.block_on(async {
+                        let listener = tokio::net::TcpListener::from_std(listener)?;
+                        server.serve_listener(listener, options).await
+                    });
+                    runtime.shutdown_timeout(Duration::from_millis(100));
+                    result
+                };
+                let _ = done.send(serve());
+            })?;
+        finished.await.unwrap_or_else(|_| {
+            Err(std::io::Error::other("the HTTP server's thread ended without an outcome").into())
+        })
+    }
+
+    async fn serve_listener(
+        &self,
+        listener: tokio::net::TcpListener,
+        options: HttpOptions,
+    ) -> crate::Result<()> {
         let local: SocketAddr = listener.local_addr()?;
         // One line on standard error (never standard output) says where to connect; with
         // port 0 it is the only way to learn the port.
