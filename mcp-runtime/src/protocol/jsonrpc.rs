@@ -338,6 +338,48 @@ pub(crate) fn response_frame(id: &RequestId, result: &str) -> Frame {
     out.into_bytes()
 }
 
+/// Serialises a result with room to spare in its buffer, so that
+/// [`response_frame_around`] can usually make the frame in it.
+pub(crate) fn result_json(result: &impl Serialize) -> Result<String, serde_json::Error> {
+    let mut out = Vec::with_capacity(256);
+    serde_json::to_writer(&mut out, result)?;
+    // serde_json writes valid UTF-8 only.
+    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+}
+
+/// [`response_frame`] in the result's own buffer: with a numeric id and room in the buffer
+/// (see [`result_json`]) the envelope goes in front of the result, and the response costs no
+/// allocation of its own.
+pub(crate) fn response_frame_around(id: &RequestId, mut result: String) -> Frame {
+    const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+    const RESULT: &[u8] = b",\"result\":";
+    let RequestId::Number(n) = id else {
+        return response_frame(id, &result);
+    };
+    // HEAD, at most 20 characters of an i64, RESULT.
+    let mut head = [0u8; 64];
+    let mut cursor = std::io::Cursor::new(&mut head[..]);
+    let written = {
+        use std::io::Write as _;
+        cursor
+            .write_all(HEAD)
+            .and_then(|()| write!(cursor, "{n}"))
+            .and_then(|()| cursor.write_all(RESULT))
+    };
+    let len = usize::try_from(cursor.position()).unwrap_or(usize::MAX);
+    match (
+        written,
+        std::str::from_utf8(head.get(..len).unwrap_or_default()),
+    ) {
+        (Ok(()), Ok(head)) if result.capacity() - result.len() > head.len() => {
+            result.insert_str(0, head);
+            result.push('}');
+            result.into_bytes()
+        }
+        _ => response_frame(id, &result),
+    }
+}
+
 /// Serialises an error response; `id` is `null` when it could not be read.
 pub(crate) fn error_frame(id: Option<&RequestId>, error: &RpcError) -> Frame {
     let mut out = String::with_capacity(96 + error.message.len());
@@ -432,6 +474,34 @@ mod tests {
             panic!("accepted")
         };
         assert_eq!(e.code, code::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn a_frame_around_its_result_is_the_same_frame() {
+        let small = serde_json::to_string(&serde_json::json!({"content": []})).unwrap();
+        let large = format!("{{\"text\":\"{}\"}}", "a".repeat(300));
+        for id in [
+            RequestId::Number(i64::MIN),
+            RequestId::Number(7),
+            RequestId::String("x\"y".into()),
+        ] {
+            for result in [small.clone(), large.clone(), String::from("{}")] {
+                assert_eq!(
+                    response_frame_around(&id, result.clone()),
+                    response_frame(&id, &result),
+                    "{id} {result}"
+                );
+            }
+        }
+        // With room in the buffer, the frame is made in it.
+        let mut roomy = String::with_capacity(256);
+        roomy.push_str("{}");
+        let at = roomy.as_ptr();
+        let frame = response_frame_around(&RequestId::Number(1), roomy);
+        assert_eq!(frame.as_ptr(), at);
+        // A result serialised for a frame leaves that room.
+        let result = result_json(&serde_json::json!({"content": []})).unwrap();
+        assert!(result.capacity() - result.len() > 40);
     }
 
     #[test]

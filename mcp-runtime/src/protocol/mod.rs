@@ -8,7 +8,10 @@ mod methods;
 mod version;
 
 pub use cache::CacheHint;
-pub(crate) use jsonrpc::{Envelope, Incoming, error_frame, notification_frame, response_frame};
+pub(crate) use jsonrpc::{
+    Envelope, Incoming, error_frame, notification_frame, response_frame, response_frame_around,
+    result_json,
+};
 pub use jsonrpc::{Frame, RequestId, RpcError, code};
 pub use messages::{Implementation, LogLevel, ProgressToken, Root, ToolAnnotations};
 #[cfg(feature = "http")]

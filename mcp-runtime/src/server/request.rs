@@ -20,7 +20,8 @@ use serde_json::value::RawValue;
 
 use super::Server;
 use crate::protocol::{
-    CacheHint, Frame, Method, ProtocolVersion, RequestId, RpcError, error_frame, response_frame,
+    CacheHint, Frame, Method, ProtocolVersion, RequestId, RpcError, error_frame,
+    response_frame_around,
 };
 use crate::session::{RequestChannel, RoundTrip, Session};
 
@@ -106,7 +107,7 @@ impl<'a> Request<'a> {
 /// A response frame, or an error frame.
 pub(crate) fn frame(id: &RequestId, result: Result<String, RpcError>) -> Frame {
     match result {
-        Ok(result) => response_frame(id, &result),
+        Ok(result) => response_frame_around(id, result),
         Err(error) => error_frame(Some(id), &error),
     }
 }

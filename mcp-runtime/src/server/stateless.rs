@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use super::Server;
 use super::request::{Finish, parse_params};
 use crate::protocol::{Implementation, LogLevel, Method, ProtocolVersion, RpcError};
-use crate::session::RoundTrip;
-use crate::session::request_state::Binding;
+use crate::session::{LazyBinding, RoundTrip};
+
 use crate::session::{Negotiated, RequestChannel, Session};
 
 /// The stateless revisions this server speaks.
@@ -226,14 +226,12 @@ impl Server {
             method,
             Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead
         ) {
-            let params_value: Option<Value> =
-                params.and_then(|p| serde_json::from_str(p.get()).ok());
             let caller = channel.auth.as_ref().map(|a| a.subject.as_str());
-            let binding = Binding::new(method.name(), params_value.as_ref(), caller);
+            let binding = LazyBinding::new(method.name(), params.map(RawValue::get), caller);
             let mut answers = match &p.request_state {
                 Some(sealed) => {
                     self.state_keys()
-                        .open(sealed, &binding)
+                        .open(sealed, binding.get())
                         .map_err(RpcError::invalid_params)?
                         .answers
                 }

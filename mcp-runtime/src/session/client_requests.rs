@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -97,30 +97,41 @@ pub(crate) type ClientAnswer = Result<Value, RpcError>;
 /// Ids are the server's own: JSON-RPC ids belong to their sender, so they never mix with the
 /// ids of the client's requests; a response is told apart from a request by having no method.
 pub(crate) struct ClientRequests {
-    next_id: AtomicI64,
+    /// Where this session's ids start, drawn when the first is handed out (most sessions,
+    /// and every stateless request, never ask the client anything).
+    start: OnceLock<i64>,
+    /// Ids handed out so far.
+    issued: AtomicI64,
     pending: Mutex<HashMap<i64, oneshot::Sender<ClientAnswer>>>,
 }
 
 impl ClientRequests {
     pub(crate) fn new() -> Self {
-        // Ids start at a random point so that replicas sharing a session never ask two
-        // questions under one id: 2^32 ids from each of 2^20 starting points, all below
-        // 2^53, which JavaScript clients read back exactly.
-        let mut seed = [0u8; 4];
-        let start = if getrandom::fill(&mut seed).is_ok() {
-            i64::from(u32::from_le_bytes(seed) >> 12) << 32
-        } else {
-            0
-        };
         ClientRequests {
-            next_id: AtomicI64::new(start + 1),
+            start: OnceLock::new(),
+            issued: AtomicI64::new(0),
             pending: Mutex::new(HashMap::new()),
         }
     }
 
+    /// The next id. Ids start at a random point so that replicas sharing a session never ask
+    /// two questions under one id: 2^32 ids from each of 2^20 starting points, all below
+    /// 2^53, which JavaScript clients read back exactly.
+    fn next_id(&self) -> i64 {
+        let start = *self.start.get_or_init(|| {
+            let mut seed = [0u8; 4];
+            if getrandom::fill(&mut seed).is_ok() {
+                i64::from(u32::from_le_bytes(seed) >> 12) << 32
+            } else {
+                0
+            }
+        });
+        start + self.issued.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     /// Reserves an id and the slot its answer will arrive in.
     pub(crate) fn register(&self) -> (i64, oneshot::Receiver<ClientAnswer>) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_id();
         let (tx, rx) = oneshot::channel();
         self.pending
             .lock()

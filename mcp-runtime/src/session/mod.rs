@@ -20,7 +20,7 @@ pub(crate) use client_requests::{ClientAnswer, ClientRequests};
 pub(crate) use data::Kept;
 pub use data::SessionVisibility;
 pub(crate) use frames::{Outbound, OutboundQueue};
-pub(crate) use round_trip::RoundTrip;
+pub(crate) use round_trip::{LazyBinding, RoundTrip};
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};

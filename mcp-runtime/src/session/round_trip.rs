@@ -2,8 +2,8 @@
 //! far, and the input requests its handler made that have no answer yet, which end the call
 //! with an `InputRequiredResult` whose sealed `requestState` the retry brings back.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Map, Value, json};
 
@@ -16,7 +16,7 @@ pub(crate) struct RoundTrip {
     /// Whether the request is a retry (it carries answers or a state), whose result depends
     /// on more than its cache key.
     pub retry: bool,
-    binding: Binding,
+    binding: LazyBinding,
     answers: Map<String, Value>,
     pending: Mutex<Vec<(String, Value)>>,
     asked: AtomicUsize,
@@ -24,10 +24,41 @@ pub(crate) struct RoundTrip {
     missing: Mutex<Vec<Vec<&'static str>>>,
 }
 
+/// The [`Binding`] of a request, worked out from its method, parameters and caller only when
+/// a `requestState` is opened or sealed: most requests never ask the client for input, and
+/// the binding costs a parse, a canonical form and a digest of the parameters.
+pub(crate) struct LazyBinding {
+    method: &'static str,
+    params: Option<String>,
+    caller: Option<String>,
+    made: OnceLock<Binding>,
+}
+
+impl LazyBinding {
+    pub(crate) fn new(method: &'static str, params: Option<&str>, caller: Option<&str>) -> Self {
+        LazyBinding {
+            method,
+            params: params.map(str::to_owned),
+            caller: caller.map(str::to_owned),
+            made: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> &Binding {
+        self.made.get_or_init(|| {
+            let params: Option<Value> = self
+                .params
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok());
+            Binding::new(self.method, params.as_ref(), self.caller.as_deref())
+        })
+    }
+}
+
 impl RoundTrip {
     /// A request's round trip: what binds its `requestState`, the answers it brings, and
     /// whether it is a retry.
-    pub(crate) fn new(binding: Binding, answers: Map<String, Value>, retry: bool) -> Self {
+    pub(crate) fn new(binding: LazyBinding, answers: Map<String, Value>, retry: bool) -> Self {
         RoundTrip {
             retry,
             binding,
@@ -143,7 +174,7 @@ impl RoundTrip {
             return None;
         }
         let requests: Map<String, Value> = pending.into_iter().collect();
-        let state = keys.seal_new(self.binding.clone(), self.answers.clone());
+        let state = keys.seal_new(self.binding.get().clone(), self.answers.clone());
         Some(
             json!({
                 "resultType": "input_required",

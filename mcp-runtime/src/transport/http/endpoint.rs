@@ -5,6 +5,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::Extension;
@@ -126,15 +127,29 @@ fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
 /// The HTTP status of a stateless-era error response, when it is not 200.
 fn stateless_error_status(frame: &[u8]) -> Option<StatusCode> {
     use crate::protocol::code;
-    let value = serde_json::from_slice::<serde_json::Value>(frame).ok()?;
-    let error = value.get("error")?;
-    let code = error.get("code")?.as_i64()?;
-    match i32::try_from(code).ok()? {
+    use serde::de::IgnoredAny;
+    // Read without building the message: a result is skipped, not parsed into values.
+    #[derive(serde::Deserialize)]
+    struct Frame {
+        error: Option<Error>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Error {
+        code: i64,
+        data: Option<Data>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Data {
+        #[serde(rename = "invalidMeta")]
+        invalid_meta: Option<IgnoredAny>,
+    }
+    let error = serde_json::from_slice::<Frame>(frame).ok()?.error?;
+    match i32::try_from(error.code).ok()? {
         code::METHOD_NOT_FOUND => Some(StatusCode::NOT_FOUND),
         code::HEADER_MISMATCH
         | code::MISSING_CLIENT_CAPABILITY
         | code::UNSUPPORTED_PROTOCOL_VERSION => Some(StatusCode::BAD_REQUEST),
-        code::INVALID_PARAMS if error.pointer("/data/invalidMeta").is_some() => {
+        code::INVALID_PARAMS if error.data.is_some_and(|d| d.invalid_meta.is_some()) => {
             Some(StatusCode::BAD_REQUEST)
         }
         _ => None,
@@ -473,15 +488,25 @@ async fn respond(
             _ => answer(frame),
         },
         Routed::Reply(None) => accepted(),
-        Routed::Deferred(call) => {
+        Routed::Deferred(mut call) => {
             let (done_tx, mut done) = oneshot::channel();
-            state.tasks.spawn(async move {
-                let frame = call.await;
-                // The slot is free before the response can reach the client, which may send
-                // its next request the moment it has it.
-                drop(permit);
-                let _ = done_tx.send(frame);
-            });
+            // Polled once in place first: a handler that finishes at once (most tools) costs
+            // no task of its own, and no wake-up of another worker thread.
+            match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+                Poll::Ready(frame) => {
+                    drop(permit);
+                    let _ = done_tx.send(frame);
+                }
+                Poll::Pending => {
+                    state.tasks.spawn(async move {
+                        let frame = call.await;
+                        // The slot is free before the response can reach the client, which
+                        // may send its next request the moment it has it.
+                        drop(permit);
+                        let _ = done_tx.send(frame);
+                    });
+                }
+            }
             // The first thing the handler sends decides the response: its response alone is
             // plain JSON; anything before it (progress, logs, requests to the client) opens
             // an SSE stream.
