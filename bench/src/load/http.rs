@@ -43,15 +43,8 @@ struct Endpoint {
 
 /// One run against a server over Streamable HTTP.
 pub fn run(server: &ServerCommand, plan: &Plan, workload: HttpWorkload) -> Result<RunOutcome> {
-    let mut command = server.command();
-    command
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
     let spawned = Instant::now();
-    let process = ServerProcess::spawn(command, plan.deadline)?;
-    let endpoint = wait_until_listening(&process, server)?;
+    let (process, endpoint) = spawn_listening(server, plan.deadline)?;
 
     let mut first = Client::open(&endpoint, workload)?;
     first.start_conversation()?;
@@ -106,6 +99,60 @@ pub fn run(server: &ServerCommand, plan: &Plan, workload: HttpWorkload) -> Resul
     })
 }
 
+/// What idle sessions cost a server: its resident set size (KiB) after `baseline` sessions
+/// and after `sessions` more, each opened with `initialize` and `notifications/initialized`
+/// one after another on one keep-alive connection, and left idle.
+pub fn idle_sessions(
+    server: &ServerCommand,
+    baseline: usize,
+    sessions: usize,
+) -> Result<(u64, u64)> {
+    let (process, endpoint) = spawn_listening(server, Duration::from_secs(600))?;
+    let workload = HttpWorkload {
+        era: Era::Session,
+        call: Call::Echo,
+    };
+    let mut client = Client::open(&endpoint, workload)?;
+    let mut open = |n: usize| -> Result<()> {
+        for _ in 0..n {
+            client.start_conversation()?;
+            if !client.has_session() {
+                return Err("the server opened no session (no Mcp-Session-Id)".into());
+            }
+            client.finish_handshake()?;
+        }
+        Ok(())
+    };
+    open(baseline)?;
+    let before = process.rss_kib();
+    open(sessions)?;
+    let after = process.rss_kib();
+    drop(client);
+    process.terminate()?;
+    let status = process.wait(Duration::from_secs(10))?;
+    if let Some(problem) = describe_exit(status) {
+        return Err(format!("{problem} after SIGTERM").into());
+    }
+    Ok((before, after))
+}
+
+/// Starts the server with `--http 127.0.0.1:0` (killed after `deadline`) and waits until it
+/// says where it listens.
+fn spawn_listening(
+    server: &ServerCommand,
+    deadline: Duration,
+) -> Result<(ServerProcess, Endpoint)> {
+    let mut command = server.command();
+    command
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let process = ServerProcess::spawn(command, deadline)?;
+    let endpoint = wait_until_listening(&process, server)?;
+    Ok((process, endpoint))
+}
+
 /// Reads the server's standard error until it says where it listens, then passes the rest
 /// on to ours.
 fn wait_until_listening(process: &ServerProcess, server: &ServerCommand) -> Result<Endpoint> {
@@ -154,6 +201,8 @@ struct Client<'a> {
     /// The headers of every call: `Host`, the media types, the protocol version, the session
     /// (once there is one), and in the stateless era `Mcp-Method` and `Mcp-Name`.
     call_headers: Vec<u8>,
+    /// Whether the server gave the last `initialize` a session id.
+    session: bool,
     request: Vec<u8>,
     body: Vec<u8>,
     data: Vec<u8>,
@@ -168,6 +217,7 @@ impl<'a> Client<'a> {
             workload,
             connection,
             call_headers: Vec::new(),
+            session: false,
             request: Vec::with_capacity(512),
             body: Vec::with_capacity(1024),
             data: Vec::with_capacity(512),
@@ -223,6 +273,7 @@ impl<'a> Client<'a> {
                 let head = self.post(&headers, request.as_bytes())?;
                 let reply = self.only_message(head.media, "initialize")?;
                 workload::check_initialize_reply_at(&reply, workload::SESSION_VERSION)?;
+                self.session = head.session_id.is_some();
                 if let Some(session) = head.session_id {
                     self.call_headers =
                         self.headers(Some("tools/call"), Some(self.tool()), Some(&session));
@@ -295,6 +346,11 @@ impl<'a> Client<'a> {
             }
             other => Err(format!("a {other:?} response to {what}").into()),
         }
+    }
+
+    /// Whether the last `initialize` opened a session.
+    fn has_session(&self) -> bool {
+        self.session
     }
 
     /// One call: its latency (request written → response read to its end) and how the

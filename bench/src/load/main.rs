@@ -5,10 +5,14 @@
 //!                                 interleaved, repeated; then the build cost; prints a
 //!                                 Markdown report
 //! mcp-load run SERVER [options]   one run per transport and concurrency against one server
-//!                                 (ours, ceiling, rmcp-default, rmcp-fast, or the path of any
-//!                                 server with the same `echo` tool, and over HTTP
-//!                                 `echo_progress` and `--http ADDR`)
+//!                                 (ours, ours-http-build, ceiling, rmcp-default, rmcp-fast,
+//!                                 or the path of any server with the same `echo` tool, and
+//!                                 over HTTP `echo_progress` and `--http ADDR`)
 //! mcp-load build-cost [options]   only the build cost
+//! mcp-load allocs [options]       heap allocations per stdio `echo` call of ours, in the
+//!                                 stdio-only build and in the build with `http`
+//! mcp-load sessions [--sessions N] what an idle Streamable HTTP session costs ours and
+//!                                 rmcp-default in resident memory
 //! mcp-load soak [SERVER] [options] a million calls per transport, the server's resident
 //!                                 set size read ten times along the way; fails when it grew
 //!                                 more than 10 % after the first tenth
@@ -17,6 +21,7 @@
 //! Run it in release mode from the workspace: `cargo run --release -p mcp-bench --bin
 //! mcp-load -- all`. It builds the server binaries beside itself first.
 
+mod allocs;
 mod build_cost;
 mod http;
 mod http_client;
@@ -41,13 +46,15 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>
 
 const USAGE: &str = "\
 usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
-                    [--servers ours,ceiling,rmcp-default,rmcp-fast] [--cold-starts N]
+                    [--servers ours,ours-http-build,ceiling,rmcp-default,rmcp-fast] [--cold-starts N]
                     [--transports LIST | --no-http]
                     [--build-reps N | --no-build-cost] [--builds stdio,everything,incremental]
                     [--no-build] [--out DIR] [--nice N]
        mcp-load run SERVER|PATH [--calls N] [--warmup N] [--concurrency 1,16]
                     [--transports LIST | --no-http] [--nice N] [-- ARGS]
        mcp-load build-cost [--build-reps N] [--builds LIST] [--nice N]
+       mcp-load allocs [--calls N] [--warmup N]
+       mcp-load sessions [--sessions N]
        mcp-load soak [SERVER] [--calls N] [--checkpoints N] [--concurrency N]
                     [--transports LIST] [--nice N]
 
@@ -56,7 +63,10 @@ http-stateless-progress (Streamable HTTP: a 2025-11-25 session opened with `init
 each connection, or 2026-07-28 stateless requests; `echo` calls, or `echo_progress` calls with
 a progressToken, whose one progress notification makes the response an SSE stream). Over
 HTTP, --concurrency is the number of keep-alive connections, each with one call in flight;
-the ceiling speaks stdio only.
+the ceiling (bare hyper there) answers the `echo` workloads only.
+
+Servers: ours (over stdio built without `http`), ours-http-build (stdio only: the same server
+built with `http`, as every example ships), ceiling, rmcp-default, rmcp-fast.
 
 Defaults: 20000 calls after 1000 warm-up calls, 3 repetitions, 1 and 16 calls in flight,
 every server over every transport it speaks, 10 extra stdio cold starts per server and
@@ -86,6 +96,7 @@ struct Options {
     build: bool,
     out: Option<PathBuf>,
     checkpoints: usize,
+    sessions: usize,
     calls_given: bool,
     concurrency_given: bool,
     positional: Vec<String>,
@@ -107,6 +118,7 @@ impl Options {
             build: true,
             out: None,
             checkpoints: 10,
+            sessions: 10_000,
             calls_given: false,
             concurrency_given: false,
             positional: Vec::new(),
@@ -120,6 +132,7 @@ impl Options {
                     o.calls_given = true;
                 }
                 "--checkpoints" => o.checkpoints = value()?.parse()?,
+                "--sessions" => o.sessions = value()?.parse()?,
                 "--warmup" => o.warmup = value()?.parse()?,
                 "--reps" => o.reps = value()?.parse()?,
                 "--concurrency" => {
@@ -211,7 +224,7 @@ fn try_main() -> Result<()> {
             let _niceness = Niceness::set(options.nice)?;
             for &transport in &options.transports {
                 let (label, command) = match server {
-                    Some(server) if transport.is_http() && !server.serves_http() => continue,
+                    Some(server) if !server.serves(transport) => continue,
                     Some(server) => (server.name(), server.command(&bin_dir()?, transport)),
                     // Any other server with the same tools, by path.
                     None => (
@@ -237,6 +250,8 @@ fn try_main() -> Result<()> {
                 workload: String::new(),
                 samples: Vec::new(),
                 cold_starts: Vec::new(),
+                allocations: Vec::new(),
+                sessions: Vec::new(),
                 builds: build_costs(&options)?,
             };
             print!("{}", results.to_markdown());
@@ -247,6 +262,27 @@ fn try_main() -> Result<()> {
             Ok(())
         }
         Some("soak") => soak(&options),
+        Some("sessions") => {
+            if options.build {
+                build_servers()?;
+            }
+            for cost in session_costs(&options)? {
+                println!("{}", cost.describe());
+            }
+            Ok(())
+        }
+        Some("allocs") => {
+            if options.build {
+                build_servers()?;
+            }
+            for per_call in allocations(&options)? {
+                println!(
+                    "ours ({} build): {:.1} allocations, {:.0} bytes per stdio echo call",
+                    per_call.build, per_call.allocations, per_call.bytes
+                );
+            }
+            Ok(())
+        }
         Some(other) => Err(format!("unknown command `{other}`\n{USAGE}").into()),
     }
 }
@@ -278,7 +314,7 @@ fn soak(options: &Options) -> Result<()> {
     };
     let mut grown = Vec::new();
     for &transport in &options.transports {
-        if transport.is_http() && !server.serves_http() {
+        if !server.serves(transport) {
             continue;
         }
         let command = server.command(&bin_dir, transport);
@@ -342,7 +378,7 @@ fn all(options: &Options) -> Result<()> {
             options
                 .servers
                 .iter()
-                .filter(move |s| !t.is_http() || s.serves_http())
+                .filter(move |s| s.serves(t))
                 .map(move |&s| (t, s))
         })
         .collect();
@@ -351,12 +387,15 @@ fn all(options: &Options) -> Result<()> {
         for &transport in &options.transports {
             for &c in &options.concurrency {
                 for &(_, server) in pairs.iter().filter(|(t, _)| *t == transport) {
-                    let sample = measure(
-                        server.name(),
-                        &server.command(&bin_dir, transport),
-                        transport,
-                        &options.plan(c),
-                    )?;
+                    let sample = Sample {
+                        rep,
+                        ..measure(
+                            server.name(),
+                            &server.command(&bin_dir, transport),
+                            transport,
+                            &options.plan(c),
+                        )?
+                    };
                     eprintln!(
                         "[{}/{total}] rep {rep}: {}",
                         samples.len() + 1,
@@ -386,6 +425,16 @@ fn all(options: &Options) -> Result<()> {
             }
         }
     }
+    let allocations = if options.transports.contains(&Transport::Stdio) {
+        allocations(options)?
+    } else {
+        Vec::new()
+    };
+    let sessions = if options.transports.iter().any(|t| t.is_http()) {
+        session_costs(options)?
+    } else {
+        Vec::new()
+    };
     let builds = build_costs(options)?;
     drop(niceness);
     let results = Results {
@@ -394,6 +443,8 @@ fn all(options: &Options) -> Result<()> {
         workload: workload_description(options),
         samples,
         cold_starts,
+        allocations,
+        sessions,
         builds,
     };
     let markdown = results.to_markdown();
@@ -438,7 +489,8 @@ fn workload_description(options: &Options) -> String {
              `server/discover` answered); `echo + progress` calls `echo_progress` with a \
              `progressToken` (one progress notification, then the response: an SSE stream); \
              latency is request written → response body read to its end. Over stdio ours and \
-             rmcp are built without HTTP, over HTTP with it.",
+             rmcp are built without HTTP (ours-http-build: with it), over HTTP with it; the \
+             HTTP ceiling is bare hyper answering one JSON body per POST.",
         );
     }
     let _ = write!(
@@ -488,6 +540,7 @@ fn measure(
         p99_us: us(0.99),
         cold_start_ms: outcome.cold_start.as_secs_f64() * 1_000.0,
         peak_rss_mib: outcome.peak_rss_kib as f64 / 1024.0,
+        rep: 0,
     })
 }
 
@@ -508,6 +561,61 @@ fn describe(s: &Sample) -> String {
         s.cold_start_ms,
         s.peak_rss_mib
     )
+}
+
+/// What an idle Streamable HTTP session costs ours (`session-server`, which lets one client
+/// hold that many) and rmcp-default (whose sessions are unbounded), after 100 sessions that
+/// warm the server up.
+fn session_costs(options: &Options) -> Result<Vec<report::SessionCost>> {
+    const BASELINE: usize = 100;
+    let bin_dir = bin_dir()?;
+    let servers = [
+        (
+            "ours",
+            ServerCommand {
+                program: bin_dir.join(format!("session-server{}", std::env::consts::EXE_SUFFIX)),
+                args: Vec::new(),
+            },
+        ),
+        (
+            Server::RmcpDefault.name(),
+            Server::RmcpDefault.command(&bin_dir, Transport::Http(run::HttpWorkload::ALL[0])),
+        ),
+    ];
+    servers
+        .into_iter()
+        .map(|(server, command)| {
+            let (before, after) = http::idle_sessions(&command, BASELINE, options.sessions)
+                .map_err(|e| format!("{server} (idle sessions): {e}"))?;
+            Ok(report::SessionCost {
+                server,
+                sessions: options.sessions,
+                idle_kib: before,
+                kib_per_session: after.saturating_sub(before) as f64
+                    / options.sessions.max(1) as f64,
+            })
+        })
+        .collect()
+}
+
+/// Allocations per stdio `echo` call of `alloc-server`, built without and with `http`.
+fn allocations(options: &Options) -> Result<Vec<allocs::PerCall>> {
+    let bin_dir = bin_dir()?;
+    let name = format!("alloc-server{}", std::env::consts::EXE_SUFFIX);
+    [
+        ("stdio-only", bin_dir.join(run::STDIO_ONLY_DIR).join(&name)),
+        ("http", bin_dir.join(&name)),
+    ]
+    .into_iter()
+    .map(|(build, program)| {
+        let command = ServerCommand {
+            program,
+            args: Vec::new(),
+        };
+        allocs::measure(build, &command, options.warmup, options.calls)
+            .map_err(|e| format!("counting allocations ({build} build): {e}").into())
+    })
+    .collect()
 }
 
 fn build_costs(options: &Options) -> Result<Vec<BuildCost>> {
@@ -630,7 +738,7 @@ fn build_servers() -> Result<()> {
         }
         Ok(())
     };
-    let stdio_only = ["bench-server", "rmcp-server"];
+    let stdio_only = ["bench-server", "rmcp-server", "alloc-server"];
     let mut args = vec!["--no-default-features"];
     for binary in stdio_only {
         args.extend(["--bin", binary]);
@@ -725,11 +833,11 @@ fn load_average() -> String {
 
 fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
     let mut out = String::from(
-        "kind,server,transport,bodies,lost_progress,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,build_s,binary_bytes\n",
+        "kind,server,transport,bodies,lost_progress,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,build_s,binary_bytes,rep\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "run,{},{},{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},,\n",
+            "run,{},{},{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},,,{}\n",
             s.server,
             s.transport.name(),
             s.bodies,
@@ -739,12 +847,13 @@ fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
             s.p50_us,
             s.p99_us,
             s.cold_start_ms,
-            s.peak_rss_mib
+            s.peak_rss_mib,
+            s.rep
         ));
     }
     for b in builds {
         out.push_str(&format!(
-            "build-{},{},,,,,,,,,,{:.2},{}\n",
+            "build-{},{},,,,,,,,,,{:.2},{},\n",
             b.kind.name(),
             b.framework.name(),
             b.seconds,

@@ -198,9 +198,12 @@ impl Bodies {
 /// The servers under test, in the order each round runs them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Server {
-    /// `bench-server`: mcp-runtime.
+    /// `bench-server`: mcp-runtime (over stdio built without `http`, as a stdio-only server
+    /// is).
     Ours,
-    /// `ceiling-server`: a hand-written serde_json loop.
+    /// `bench-server` built with `http`, as every example ships, serving stdio.
+    OursHttpBuild,
+    /// `ceiling-server`: a hand-written serde_json loop over stdio, bare hyper over HTTP.
     Ceiling,
     /// `rmcp-server`: rmcp in its default configuration.
     RmcpDefault,
@@ -209,8 +212,9 @@ pub enum Server {
 }
 
 impl Server {
-    pub const ALL: [Server; 4] = [
+    pub const ALL: [Server; 5] = [
         Server::Ours,
+        Server::OursHttpBuild,
         Server::Ceiling,
         Server::RmcpDefault,
         Server::RmcpFast,
@@ -219,6 +223,7 @@ impl Server {
     pub fn name(self) -> &'static str {
         match self {
             Server::Ours => "ours",
+            Server::OursHttpBuild => "ours-http-build",
             Server::Ceiling => "ceiling",
             Server::RmcpDefault => "rmcp-default",
             Server::RmcpFast => "rmcp-fast",
@@ -229,23 +234,37 @@ impl Server {
         Server::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Whether the server speaks Streamable HTTP (`--http ADDR`): all but the ceiling.
-    pub fn serves_http(self) -> bool {
-        self != Server::Ceiling
+    /// Whether the server is mcp-runtime (in either build).
+    pub fn is_ours(self) -> bool {
+        matches!(self, Server::Ours | Server::OursHttpBuild)
+    }
+
+    /// Whether the server can be measured over `transport`: every server speaks stdio; over
+    /// Streamable HTTP ours (in its HTTP build, which is `Ours` there) and rmcp speak every
+    /// workload, and the ceiling those answered with plain JSON (`echo`).
+    pub fn serves(self, transport: Transport) -> bool {
+        match (self, transport) {
+            (_, Transport::Stdio) => true,
+            (Server::OursHttpBuild, Transport::Http(_)) => false,
+            (Server::Ceiling, Transport::Http(w)) => w.call == Call::Echo,
+            (_, Transport::Http(_)) => true,
+        }
     }
 
     /// How to start this server over `transport` from the directory holding the benchmark
     /// binaries. Over stdio, ours and rmcp are the builds without HTTP that `mcp-load` puts
-    /// in [`STDIO_ONLY_DIR`] (a stdio server is built without HTTP, and mcp-runtime's `http`
-    /// feature also changes its scheduler); over HTTP, the default builds beside it.
+    /// in [`STDIO_ONLY_DIR`] (a stdio server is built without HTTP), except
+    /// [`Server::OursHttpBuild`]; over HTTP, the default builds beside it.
     pub fn command(self, bin_dir: &Path, transport: Transport) -> ServerCommand {
         let (binary, args): (&str, &[&str]) = match self {
-            Server::Ours => ("bench-server", &[]),
+            Server::Ours | Server::OursHttpBuild => ("bench-server", &[]),
             Server::Ceiling => ("ceiling-server", &[]),
             Server::RmcpDefault => ("rmcp-server", &[]),
             Server::RmcpFast => ("rmcp-server", &["--fast"]),
         };
-        let dir = if transport == Transport::Stdio && self != Server::Ceiling {
+        let dir = if transport == Transport::Stdio
+            && !matches!(self, Server::Ceiling | Server::OursHttpBuild)
+        {
             bin_dir.join(STDIO_ONLY_DIR)
         } else {
             bin_dir.to_path_buf()

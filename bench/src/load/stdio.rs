@@ -5,7 +5,7 @@
 //! allows before it flushes), and the reader thread, on each reply, checks it, records its
 //! latency against the time its request was written, and frees a slot.
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -75,15 +75,7 @@ pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
     }
 
     let peak_rss_kib = process.peak_rss_kib();
-    drop(input);
-    // Whatever the server still writes is not a reply to a call; drain it so it cannot
-    // block on a full pipe while exiting.
-    let drain = std::thread::spawn(move || std::io::copy(&mut output, &mut std::io::sink()));
-    let status = process.wait(Duration::from_secs(10))?;
-    let _ = drain.join();
-    if let Some(problem) = describe_exit(status) {
-        return Err(problem.into());
-    }
+    close_and_wait(process, input, output)?;
     Ok(RunOutcome {
         cold_start,
         calls,
@@ -93,9 +85,27 @@ pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
     })
 }
 
+/// Closes the server's input and waits for it to exit cleanly. Whatever it still writes is not
+/// a reply to a call; it is drained so that the server cannot block on a full pipe while
+/// exiting.
+pub fn close_and_wait(
+    process: ServerProcess,
+    input: impl Write,
+    mut output: impl Read + Send + 'static,
+) -> Result<()> {
+    drop(input);
+    let drain = std::thread::spawn(move || std::io::copy(&mut output, &mut std::io::sink()));
+    let status = process.wait(Duration::from_secs(10))?;
+    let _ = drain.join();
+    match describe_exit(status) {
+        Some(problem) => Err(problem.into()),
+        None => Ok(()),
+    }
+}
+
 /// Sends `count` calls with ids from `first_id` on, at most `concurrency` in flight, and
 /// checks every reply.
-fn call(
+pub fn call(
     input: &mut (impl Write + Send),
     output: &mut impl BufRead,
     first_id: u64,
