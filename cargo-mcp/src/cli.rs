@@ -54,22 +54,12 @@ fn connection(command: Command) -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Print the server's answer as JSON, for scripts"),
         )
-        .arg(
-            Arg::new("header")
-                .long("header")
-                .short('H')
-                .value_name("NAME: VALUE")
-                .action(ArgAction::Append)
-                .help("An HTTP header to send with every request (URL targets)"),
-        )
-        .arg(
-            Arg::new("env")
-                .long("env")
-                .short('e')
-                .value_name("KEY=VALUE")
-                .action(ArgAction::Append)
-                .help("An environment variable for the server process (command targets)"),
-        )
+        .arg(header(
+            "An HTTP header to send with every request (URL targets)",
+        ))
+        .arg(env(
+            "An environment variable for the server process (command targets)",
+        ))
         .arg(
             Arg::new("timeout")
                 .long("timeout")
@@ -80,6 +70,35 @@ fn connection(command: Command) -> Command {
         )
         .arg(package())
         .arg(bin())
+}
+
+/// `-H "NAME: VALUE"`, any number of times.
+fn header(help: &'static str) -> Arg {
+    Arg::new("header")
+        .long("header")
+        .short('H')
+        .value_name("NAME: VALUE")
+        .action(ArgAction::Append)
+        .help(help)
+}
+
+/// `-e KEY=VALUE`, any number of times.
+fn env(help: &'static str) -> Arg {
+    Arg::new("env")
+        .long("env")
+        .short('e')
+        .value_name("KEY=VALUE")
+        .action(ArgAction::Append)
+        .help(help)
+}
+
+/// The server's own arguments, after `--`.
+fn server_args(help: &'static str) -> Arg {
+    Arg::new("args")
+        .value_name("ARGS")
+        .num_args(0..)
+        .last(true)
+        .help(help)
 }
 
 fn package() -> Arg {
@@ -174,13 +193,7 @@ fn dev() -> Command {
             )
             .arg(package())
             .arg(bin())
-            .arg(
-                Arg::new("args")
-                    .value_name("ARGS")
-                    .num_args(0..)
-                    .last(true)
-                    .help("Arguments for the server, after `--`"),
-            ),
+            .arg(server_args("Arguments for the server, after `--`")),
         "  cargo mcp dev --inspector\n  cargo mcp dev --http 127.0.0.1:8000 --inspector\n  \
          cargo mcp dev -- --db notes.db",
     )
@@ -333,22 +346,10 @@ fn install() -> Command {
                     .value_name("NAME")
                     .help("The entry's name (default: the package's, the command's or the host's)"),
             )
-            .arg(
-                Arg::new("env")
-                    .long("env")
-                    .short('e')
-                    .value_name("KEY=VALUE")
-                    .action(ArgAction::Append)
-                    .help("An environment variable the client sets for the server"),
-            )
-            .arg(
-                Arg::new("header")
-                    .long("header")
-                    .short('H')
-                    .value_name("NAME: VALUE")
-                    .action(ArgAction::Append)
-                    .help("An HTTP header the client sends (URL targets)"),
-            )
+            .arg(env(
+                "An environment variable the client sets for the server",
+            ))
+            .arg(header("An HTTP header the client sends (URL targets)"))
             .arg(
                 Arg::new("project")
                     .long("project")
@@ -371,13 +372,9 @@ fn install() -> Command {
             )
             .arg(package())
             .arg(bin())
-            .arg(
-                Arg::new("args")
-                    .value_name("ARGS")
-                    .num_args(0..)
-                    .last(true)
-                    .help("Arguments the client passes to the server, after `--`"),
-            ),
+            .arg(server_args(
+                "Arguments the client passes to the server, after `--`",
+            )),
         "  cargo mcp install claude-desktop\n  \
          cargo mcp install cursor ./target/release/notes --env NOTES_DB=/data/notes.db\n  \
          cargo mcp install claude-code http://127.0.0.1:8000/mcp --name notes --project\n  \

@@ -282,8 +282,8 @@ async fn to_server(state: &mut StdioState, line: &str) -> bool {
 }
 
 /// Answers every request in flight with an error naming `why`.
-async fn fail_pending(state: &mut StdioState, out: &mut std::io::Stdout, why: &str) {
-    for id in state.pending.drain().collect::<Vec<_>>() {
+fn fail_pending(state: &mut StdioState, out: &mut std::io::Stdout, why: &str) {
+    for id in state.pending.drain() {
         let id: Value = serde_json::from_str(&id).unwrap_or(Value::Null);
         write_line(out, &error_answer(&id, why));
     }
@@ -376,9 +376,8 @@ async fn proxy_stdio(
                 note(format!(
                     "the server exited ({how}); it restarts after the next change"
                 ));
-                state.running = None;
                 state.replaying = None;
-                fail_pending(&mut state, &mut out, &format!("the server exited ({how})")).await;
+                fail_pending(&mut state, &mut out, &format!("the server exited ({how})"));
                 for line in std::mem::take(&mut state.held) {
                     from_client(&mut state, &mut out, line).await;
                 }
@@ -393,7 +392,7 @@ async fn proxy_stdio(
                     Err(failure) => {
                         note(format!(
                             "{}; the running server is left as it is",
-                            failure_text(&failure)
+                            failure.message()
                         ));
                         continue;
                     }
@@ -407,13 +406,12 @@ async fn proxy_stdio(
                     &mut state,
                     &mut out,
                     "the server was restarted by `cargo mcp dev` after a change; send the request again",
-                )
-                .await;
+                );
                 state.generation += 1;
                 match spawn(&built, &args, state.generation, true, &events) {
                     Ok(running) => state.running = Some(running),
                     Err(failure) => {
-                        note(failure_text(&failure));
+                        note(failure.message());
                         continue;
                     }
                 }
@@ -489,12 +487,6 @@ async fn finish_replay(state: &mut StdioState, out: &mut std::io::Stdout, capabi
     }
 }
 
-fn failure_text(failure: &Failure) -> String {
-    match failure {
-        Failure::Failed(m) | Failure::Protocol(m) | Failure::Connection(m) => m.clone(),
-    }
-}
-
 /// Waits until something listens at `addr`, or the server exits, or 30 s pass.
 async fn listening(addr: &str, running: &mut Running) -> bool {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -522,7 +514,7 @@ async fn start_http(
     let mut running = match spawn(built, &full, generation, false, events) {
         Ok(running) => running,
         Err(failure) => {
-            note(failure_text(&failure));
+            note(failure.message());
             return None;
         }
     };
@@ -569,7 +561,7 @@ async fn serve_http(
                     Err(failure) => {
                         note(format!(
                             "{}; the running server is left as it is",
-                            failure_text(&failure)
+                            failure.message()
                         ));
                     }
                 }
@@ -672,7 +664,7 @@ async fn with_inspector(selection: &Selection, http: Option<String>, args: &[Str
                             generation += 1;
                             server = start_http(&built, args, addr, generation, &events).await;
                         }
-                        (Err(failure), _) => note(format!("{}; the running server is left as it is", failure_text(&failure))),
+                        (Err(failure), _) => note(format!("{}; the running server is left as it is", failure.message())),
                         _ => {}
                     }
                 }

@@ -8,7 +8,7 @@ use clap::ArgMatches;
 
 use crate::crate_build::{self, Selection};
 use crate::json::Json;
-use crate::talk::key_values;
+use crate::talk::{headers, key_values};
 use crate::{Failure, Outcome};
 
 /// The MCP clients whose configuration files `install` writes.
@@ -269,33 +269,11 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
     Ok(())
 }
 
-fn headers(m: &ArgMatches) -> Result<Vec<(String, String)>, Failure> {
-    m.get_many::<String>("header")
-        .into_iter()
-        .flatten()
-        .map(|h| {
-            h.split_once(':')
-                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-                .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| {
-                    Failure::Failed(format!("--header `{h}`: write it as `Name: value`"))
-                })
-        })
-        .collect()
-}
-
 /// The program (absolute when it is a path: a client starts it from anywhere), its
 /// arguments, and the entry's default name.
 fn command_words(target: &str, env: &Env) -> Result<(PathBuf, Vec<String>, String), Failure> {
-    let (program, args): (&str, Vec<String>) = if Path::new(target).is_file() {
-        (target, Vec::new())
-    } else {
-        let mut words = target.split_whitespace();
-        let program = words
-            .next()
-            .ok_or_else(|| Failure::Failed("TARGET is empty: name a command or a URL".into()))?;
-        (program, words.map(str::to_owned).collect())
-    };
+    let (program, args) = crate::talk::command_words(target)?;
+    let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
     let mut path = PathBuf::from(program);
     if program.contains(std::path::MAIN_SEPARATOR) || program.contains('/') {
         if !path.is_absolute() {

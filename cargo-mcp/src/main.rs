@@ -38,7 +38,7 @@ impl Failure {
         }
     }
 
-    fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             Failure::Failed(m) | Failure::Protocol(m) | Failure::Connection(m) => m,
         }
@@ -93,9 +93,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            if !failure.message().is_empty() {
-                eprintln!("error: {}", failure.message());
-            }
+            eprintln!("error: {}", failure.message());
             ExitCode::from(failure.code())
         }
     }

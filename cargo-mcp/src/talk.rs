@@ -20,11 +20,8 @@ async fn connect(m: &ArgMatches) -> Result<Client, Failure> {
     let mut builder = Client::builder()
         .name("cargo-mcp", env!("CARGO_PKG_VERSION"))
         .timeout(timeout);
-    for header in m.get_many::<String>("header").into_iter().flatten() {
-        let (name, value) = header.split_once(':').ok_or_else(|| {
-            Failure::Failed(format!("--header `{header}`: write it as `Name: value`"))
-        })?;
-        builder = builder.header(name.trim(), value.trim());
+    for (name, value) in headers(m)? {
+        builder = builder.header(name, value);
     }
     let env = key_values(m, "env")?;
     if target.starts_with("http://") || target.starts_with("https://") {
@@ -50,19 +47,40 @@ async fn connect(m: &ArgMatches) -> Result<Client, Failure> {
     })
 }
 
-/// A command line: the whole TARGET when it names a file (a path with spaces), else words
-/// split at white space.
 fn command_line(target: &str) -> Result<Command, Failure> {
+    let (program, args) = command_words(target)?;
+    let mut command = Command::new(program);
+    command.args(args);
+    Ok(command)
+}
+
+/// A command line's program and arguments: the whole TARGET when it names a file (a path
+/// with spaces), else words split at white space.
+pub(crate) fn command_words(target: &str) -> Result<(&str, Vec<&str>), Failure> {
     if Path::new(target).is_file() {
-        return Ok(Command::new(target));
+        return Ok((target, Vec::new()));
     }
     let mut words = target.split_whitespace();
     let program = words
         .next()
         .ok_or_else(|| Failure::Failed("TARGET is empty: name a command or a URL".into()))?;
-    let mut command = Command::new(program);
-    command.args(words);
-    Ok(command)
+    Ok((program, words.collect()))
+}
+
+/// `--header "Name: value"` options.
+pub(crate) fn headers(m: &ArgMatches) -> Result<Vec<(String, String)>, Failure> {
+    m.get_many::<String>("header")
+        .into_iter()
+        .flatten()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| {
+                    Failure::Failed(format!("--header `{h}`: write it as `Name: value`"))
+                })
+        })
+        .collect()
 }
 
 /// `KEY=VALUE` options.

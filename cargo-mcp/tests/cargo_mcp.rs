@@ -473,6 +473,9 @@ fn list_call_read_and_prompt_print_answers_and_exit_codes_tell_failures_apart() 
         &[],
     );
     assert_eq!((add.code, add.stdout.as_str()), (0, "5\n"), "{add:#?}");
+    let bad_header = cargo_mcp(&root, &["call", &url, "add", "-H", "no colon"], &[]);
+    assert_eq!(bad_header.code, 1, "{bad_header:#?}");
+    assert!(bad_header.stderr.contains("Name: value"), "{bad_header:#?}");
     let env_on_url = cargo_mcp(&root, &["call", &url, "add", "--env", "A=1"], &[]);
     assert_eq!(env_on_url.code, 1, "{env_on_url:#?}");
 }
@@ -732,8 +735,10 @@ fn every_subcommand_has_help_with_an_example() {
         let help = cargo_mcp(&root, &[sub, "--help"], &[]);
         assert_eq!(help.code, 0, "{help:#?}");
         assert!(help.stdout.contains("Examples:"), "{sub}: {}", help.stdout);
+        // An example of this subcommand itself, not only its usage line.
+        let examples = help.stdout.split("Examples:").nth(1).unwrap_or_default();
         assert!(
-            help.stdout.contains(&format!("cargo mcp {sub}")),
+            examples.contains(&format!("\n  cargo mcp {sub} ")),
             "{sub}: {}",
             help.stdout
         );
