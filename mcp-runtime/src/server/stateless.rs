@@ -15,9 +15,7 @@ use serde_json::{Map, Value, json};
 use super::Server;
 use super::request::{Finish, parse_params};
 use crate::protocol::{Implementation, LogLevel, Method, ProtocolVersion, RpcError};
-use crate::session::{LazyBinding, RoundTrip};
-
-use crate::session::{Negotiated, RequestChannel, Session};
+use crate::session::{LazyBinding, Negotiated, RequestChannel, RoundTrip, Session};
 
 /// The stateless revisions this server speaks.
 pub const STATELESS_VERSIONS: [&str; 1] = ["2026-07-28"];
