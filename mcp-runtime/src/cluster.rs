@@ -48,6 +48,11 @@ pub enum ClusterEvent {
         /// The session as it is now.
         record: SessionRecord,
     },
+    /// A handshake-era session ended (its client's `DELETE`).
+    SessionEnded {
+        /// Its `Mcp-Session-Id`.
+        id: String,
+    },
     /// A client answered a request that some replica sent it.
     ClientAnswer {
         /// The session the request went out on.
@@ -64,6 +69,20 @@ pub enum ClusterEvent {
 pub trait Bus: Send + Sync + 'static {
     /// Sends an event to every other replica.
     fn publish(&self, event: ClusterEvent);
+
+    /// Sends an event to every other replica, and finishes once the bus has passed it on,
+    /// so that a response sent afterwards does not overtake it (a session's change or end,
+    /// which the other replicas' copies of the session must see before the client's next
+    /// request). The default sends it and finishes at once: a bus that cannot tell when an
+    /// event is out leaves the other replicas' copies of a session stale until their next
+    /// recheck (`HttpOptions::shared_session_recheck`), so override it when the bus can.
+    fn publish_passed_on(
+        &self,
+        event: ClusterEvent,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        self.publish(event);
+        Box::pin(std::future::ready(()))
+    }
 
     /// Delivers every other replica's events to `deliver`, from now on (called once, when
     /// the server is built).

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::cluster::{Bus, ClusterEvent};
 
@@ -22,8 +22,9 @@ pub struct RedisBus {
     client: redis::Client,
     channel: String,
     origin: String,
-    /// Events leave in the order they were published, through one task.
-    outbox: mpsc::UnboundedSender<String>,
+    /// Events leave in the order they were published, through one task, which says when
+    /// Redis took one whose publisher waits for that.
+    outbox: mpsc::UnboundedSender<(String, Option<oneshot::Sender<()>>)>,
     /// Subscribed while connecting, so that nothing published once `connect` returned is
     /// missed; taken by [`Bus::subscribe`].
     first: std::sync::Mutex<Option<redis::aio::PubSub>>,
@@ -40,15 +41,20 @@ impl RedisBus {
         let mut bytes = [0u8; 8];
         let _ = getrandom::fill(&mut bytes);
         let origin: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let (outbox, mut queue) = mpsc::unbounded_channel::<String>();
+        let (outbox, mut queue) =
+            mpsc::unbounded_channel::<(String, Option<oneshot::Sender<()>>)>();
         let publish_to = channel.clone();
         tokio::spawn(async move {
-            while let Some(message) = queue.recv().await {
+            while let Some((message, passed_on)) = queue.recv().await {
                 let publish = redis::cmd("PUBLISH").arg(&publish_to).arg(&message).clone();
                 let sent: redis::RedisResult<i64> =
                     retried!(connection, |c| publish.query_async(&mut c));
                 if let Err(e) = sent {
                     tracing::warn!(%e, "an event for the other replicas is lost: Redis is unreachable");
+                }
+                // Sent or lost, it is past: the publisher goes on.
+                if let Some(passed_on) = passed_on {
+                    let _ = passed_on.send(());
                 }
             }
         });
@@ -62,15 +68,36 @@ impl RedisBus {
     }
 }
 
-impl Bus for RedisBus {
-    fn publish(&self, event: ClusterEvent) {
+impl RedisBus {
+    fn send(&self, event: ClusterEvent, passed_on: Option<oneshot::Sender<()>>) {
         let envelope = Envelope {
             origin: self.origin.clone(),
             event,
         };
         if let Ok(message) = serde_json::to_string(&envelope) {
-            let _ = self.outbox.send(message);
+            let _ = self.outbox.send((message, passed_on));
         }
+    }
+}
+
+/// The longest a publisher waits for Redis to take its event: a bus that is down delays a
+/// response by this much at most (the event is then lost, as the bus promises no more).
+const PASS_ON_WAIT: Duration = Duration::from_secs(2);
+
+impl Bus for RedisBus {
+    fn publish(&self, event: ClusterEvent) {
+        self.send(event, None);
+    }
+
+    fn publish_passed_on(
+        &self,
+        event: ClusterEvent,
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+        let (passed_on, taken) = oneshot::channel();
+        self.send(event, Some(passed_on));
+        Box::pin(async move {
+            let _ = tokio::time::timeout(PASS_ON_WAIT, taken).await;
+        })
     }
 
     fn subscribe(&self, deliver: Box<dyn Fn(ClusterEvent) + Send + Sync>) {

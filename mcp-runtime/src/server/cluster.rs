@@ -16,6 +16,14 @@ impl Server {
         }
     }
 
+    /// Sends an event to the other replicas, and finishes once the bus has passed it on.
+    #[cfg(feature = "http")]
+    pub(crate) async fn publish_passed_on(&self, event: ClusterEvent) {
+        if let Some(bus) = &self.inner.bus {
+            bus.publish_passed_on(event).await;
+        }
+    }
+
     /// Whether this server shares its sessions and streams with other replicas.
     pub(crate) fn in_cluster(&self) -> bool {
         self.inner.bus.is_some()
@@ -42,6 +50,11 @@ impl Server {
                     apply_record(&session, &record);
                 }
             }
+            ClusterEvent::SessionEnded { id } => {
+                if let Some(session) = self.keyed_session(&id) {
+                    session.mark_for_recheck();
+                }
+            }
             ClusterEvent::ClientAnswer {
                 session,
                 request,
@@ -64,7 +77,14 @@ impl Server {
             .keyed_sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        keyed.retain(|_, s| s.strong_count() > 0);
+        // Ended sessions are swept before the map would grow, so opening one stays
+        // constant-time on average however many are live.
+        if keyed.len() == keyed.capacity() {
+            keyed.retain(|_, s| s.strong_count() > 0);
+            // Mostly live: room for as many again, so the next sweep is as far off.
+            let live = keyed.len();
+            keyed.reserve(live);
+        }
         keyed.insert(key.to_owned(), Arc::downgrade(session));
     }
 

@@ -382,7 +382,14 @@ impl Server {
             .sessions
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        sessions.retain(|s| s.strong_count() > 0);
+        // Ended sessions are swept before the list would grow, so opening one stays
+        // constant-time on average however many are live.
+        if sessions.len() == sessions.capacity() {
+            sessions.retain(|s| s.strong_count() > 0);
+            // Mostly live: room for as many again, so the next sweep is as far off.
+            let live = sessions.len();
+            sessions.reserve(live);
+        }
         sessions.push(Arc::downgrade(session));
     }
 

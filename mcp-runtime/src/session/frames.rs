@@ -48,6 +48,13 @@ impl Outbound {
         )
     }
 
+    /// A queue whose reader is gone: what is sent to it is dropped, and not counted as a
+    /// notification a slow peer lost.
+    #[cfg(feature = "http")]
+    pub(crate) fn closed() -> Outbound {
+        Outbound::with_budget(usize::MAX).0
+    }
+
     /// Queues a frame that must arrive (a response, a request); frames for a peer that is
     /// gone are dropped.
     pub(crate) fn send(&self, frame: Frame) {

@@ -65,6 +65,30 @@ impl Hasher for IdHasher {
     }
 }
 
+/// Where a session's notifications that belong to no request go.
+enum Notifications {
+    /// A queue made with the session (a connection's session, a request's stand-in).
+    Ready(Outbound),
+    /// A queue made when the session first sends something (an HTTP session: most send
+    /// nothing for their whole life, and a queue and the task that drains it cost more
+    /// memory than the rest of the session).
+    #[cfg(feature = "http")]
+    OnFirstUse {
+        queue: OnceLock<Outbound>,
+        open: Arc<dyn OpenQueue>,
+    },
+}
+
+/// Makes the queue of a session whose queue is made on first use.
+#[cfg(feature = "http")]
+pub(crate) trait OpenQueue: Send + Sync {
+    /// The queue of the session with this key, with whatever drains it started.
+    fn open(&self, key: &str) -> Outbound;
+
+    /// The session with this key ended before it had a queue.
+    fn ended_unopened(&self, key: &str);
+}
+
 /// What `initialize` settled.
 #[derive(Debug)]
 pub(crate) struct Negotiated {
@@ -86,7 +110,7 @@ pub(crate) struct Session {
     /// `notifications/cancelled` reaches them too.
     in_flight: Arc<Mutex<IdMap<CancellationToken>>>,
     subscriptions: Mutex<HashSet<String>>,
-    notifications: Outbound,
+    notifications: Notifications,
     client_requests: ClientRequests,
     /// The client's roots, as last listed; cleared when the client says they changed.
     roots: Mutex<Option<Vec<Root>>>,
@@ -96,6 +120,9 @@ pub(crate) struct Session {
     /// bit per kind): another change adds nothing to what it knows, so it is not queued
     /// again. A session that never reads holds one notification per list, not thousands.
     lists_changed: AtomicU8,
+    /// Counts what other replicas said ended or changed the session: a copy read before the
+    /// count last moved is read again before it serves another request.
+    recheck: std::sync::atomic::AtomicU64,
     /// A stand-in for a request that has no session (the stateless era, a stateless HTTP
     /// endpoint): it has no store and no visibility of its own.
     sessionless: bool,
@@ -119,6 +146,21 @@ pub(crate) struct CachedView {
 
 impl Session {
     pub(crate) fn new(notifications: Outbound) -> Session {
+        Session::with(Notifications::Ready(notifications))
+    }
+
+    /// A session known by `key` whose queue `open` makes when it first sends something.
+    #[cfg(feature = "http")]
+    pub(crate) fn keyed_with_queue_on_first_use(key: &str, open: Arc<dyn OpenQueue>) -> Session {
+        let session = Session::with(Notifications::OnFirstUse {
+            queue: OnceLock::new(),
+            open,
+        });
+        session.set_key(key);
+        session
+    }
+
+    fn with(notifications: Notifications) -> Session {
         Session {
             negotiated: OnceLock::new(),
             schema_slot: OnceLock::new(),
@@ -130,6 +172,7 @@ impl Session {
             roots: Mutex::new(None),
             key: OnceLock::new(),
             lists_changed: AtomicU8::new(0),
+            recheck: std::sync::atomic::AtomicU64::new(0),
             sessionless: false,
             data: Mutex::new(Kept::default()),
             view: Mutex::new(None),
@@ -183,6 +226,18 @@ impl Session {
     /// queued for them: the next change is news again.
     pub(crate) fn lists_fetched(&self, kinds: u8) {
         self.lists_changed.fetch_and(!kinds, Ordering::AcqRel);
+    }
+
+    /// Has the shared record read again before this copy serves another request.
+    pub(crate) fn mark_for_recheck(&self) {
+        self.recheck.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// How many times the session was marked for a recheck: a copy whose record was read
+    /// when the count was lower is stale.
+    #[cfg(feature = "http")]
+    pub(crate) fn rechecks(&self) -> u64 {
+        self.recheck.load(Ordering::Acquire)
     }
 
     /// The key replicas share the session under, if they do.
@@ -254,9 +309,37 @@ impl Session {
         session
     }
 
-    /// Where notifications that belong to no request go.
+    /// Where notifications that belong to no request go (made now, if it is made on first
+    /// use).
     pub(crate) fn notifications(&self) -> &Outbound {
-        &self.notifications
+        match &self.notifications {
+            Notifications::Ready(out) => out,
+            #[cfg(feature = "http")]
+            Notifications::OnFirstUse { queue, open } => {
+                queue.get_or_init(|| open.open(self.key().unwrap_or_default()))
+            }
+        }
+    }
+
+    /// No more notifications will go out: the queue's reader is told, and a queue not made
+    /// yet never will be (what is sent later is dropped).
+    #[cfg(feature = "http")]
+    pub(crate) fn close_notifications(&self) {
+        match &self.notifications {
+            Notifications::Ready(out) => out.close(),
+            Notifications::OnFirstUse { queue, open } => {
+                let mut unopened = false;
+                let out = queue.get_or_init(|| {
+                    unopened = true;
+                    Outbound::closed()
+                });
+                if unopened {
+                    open.ended_unopened(self.key().unwrap_or_default());
+                } else {
+                    out.close();
+                }
+            }
+        }
     }
 
     /// Subscribes to a resource; false when the session holds

@@ -831,8 +831,11 @@ pub(super) async fn get(
             }
         },
         None => {
-            let stream = http_session.standalone.clone();
-            // Known before it is read, whether or not the task that fills it has run yet.
+            let stream = http_session.standalone();
+            // The session's queue is made now if it was not (it is made when first used),
+            // and the stream is known before it is read, whether or not the task that
+            // fills it has run yet.
+            http_session.session.notifications();
             store.open(&stream).await;
             let last = store.last(&stream).await;
             // What the stream held is skipped: a list change announced there was never
@@ -843,7 +846,7 @@ pub(super) async fn get(
             (stream, last)
         }
     };
-    let standalone = stream == http_session.standalone;
+    let standalone = stream == http_session.standalone();
     let on_end: Option<Box<dyn FnOnce() + Send>> = if standalone {
         // One standalone stream at a time: a message must not go out on two streams.
         if http_session.standalone_open.swap(true, Ordering::AcqRel) {

@@ -36,6 +36,7 @@ pub struct HttpOptions {
     pub(crate) stateless: bool,
     pub(crate) event_store: Arc<dyn EventStore>,
     pub(crate) session_store: Option<Arc<dyn crate::cluster::SessionStore>>,
+    pub(crate) shared_session_recheck: Duration,
     pub(crate) sse_retry: Duration,
     pub(crate) auth: Option<Arc<dyn TokenVerifier>>,
     pub(crate) required_scopes: Vec<String>,
@@ -68,6 +69,7 @@ impl Default for HttpOptions {
             stateless: false,
             event_store: Arc::new(InMemoryEventStore::default()),
             session_store: None,
+            shared_session_recheck: Duration::from_secs(1),
             sse_retry: Duration::from_millis(1000),
             auth: None,
             required_scopes: Vec::new(),
@@ -181,6 +183,18 @@ impl HttpOptions {
     /// them serves a request naming a session (see [`cluster`](crate::cluster)).
     pub fn session_store(mut self, store: Arc<dyn crate::cluster::SessionStore>) -> Self {
         self.session_store = Some(store);
+        self
+    }
+
+    /// How long a replica serves a shared session from its own copy before it reads the
+    /// shared record again (1 s unless set; at most a quarter of the idle timeout, so that
+    /// a session in use never expires in the store). Meanwhile what other replicas change
+    /// or end reaches the copy over the bus, which passes each change on before the request
+    /// that made it is answered; the recheck bounds how stale a copy can be when the bus
+    /// loses an event. `Duration::ZERO` reads the shared record on every request: no copy
+    /// is ever stale, and every request waits for the store.
+    pub fn shared_session_recheck(mut self, every: Duration) -> Self {
+        self.shared_session_recheck = every;
         self
     }
 

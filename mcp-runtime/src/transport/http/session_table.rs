@@ -20,7 +20,7 @@ use crate::protocol::ProtocolVersion;
 use crate::quota::{Full, Held, Quota};
 use crate::server::Server;
 use crate::server::cluster::apply_record;
-use crate::session::{Negotiated, Outbound, Session};
+use crate::session::{Negotiated, OpenQueue, Outbound, Session};
 
 /// Who holds sessions, for quotas and for binding a session to its opener: the subject of
 /// the token when there is authentication, otherwise the peer's address.
@@ -68,17 +68,29 @@ pub(crate) struct HttpSession {
     pub client: Client,
     /// Requests of this session being served; beyond the limit a request is refused.
     pub in_flight: Arc<Semaphore>,
-    /// The stream that carries notifications belonging to no request (the GET stream).
-    pub standalone: String,
     /// Whether a GET stream is open (only one may be, so no message goes out twice).
     pub standalone_open: AtomicBool,
     last_seen_ms: AtomicU64,
+    /// When the shared record was last read (ms since the table's epoch, plus one; 0:
+    /// never), and the session's count of rechecks then.
+    checked: Mutex<(u64, u64)>,
 }
 
 impl HttpSession {
     pub(crate) fn touch(&self, epoch: Instant) {
         self.last_seen_ms
             .store(epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// The shared record was read at `at` (ms since the table's epoch), when the session's
+    /// count of rechecks was `rechecks`.
+    fn checked(&self, at: u64, rechecks: u64) {
+        *self.checked.lock().unwrap_or_else(|p| p.into_inner()) = (at + 1, rechecks);
+    }
+
+    /// The stream that carries notifications belonging to no request (the GET stream).
+    pub(crate) fn standalone(&self) -> String {
+        standalone_stream(&self.id)
     }
 
     /// A new name for the response stream of one of this session's requests: unique on
@@ -102,6 +114,10 @@ impl HttpSession {
         self.in_flight.available_permits() < max_in_flight
             || self.standalone_open.load(Ordering::Acquire)
     }
+}
+
+fn standalone_stream(session: &str) -> String {
+    format!("{session}-get")
 }
 
 static STREAM_COUNTER: AtomicU64 = AtomicU64::new(1);
@@ -177,11 +193,78 @@ pub(crate) struct SessionTable {
     pub max_sessions: usize,
     pub max_per_client: usize,
     pub max_in_flight: usize,
+    /// How long a shared session is served from its local copy before its record is read
+    /// again, in ms (0: on every request).
+    recheck_ms: u64,
     server: Server,
-    events: Arc<dyn EventStore>,
     /// Where sessions are shared with other replicas (their streams then outlive the local
     /// copy of a session).
     shared: Option<Arc<dyn SessionStore>>,
+    /// Makes a session's standalone queue when the session first sends something.
+    queues: Arc<StandaloneQueues>,
+}
+
+/// The queues of sessions' standalone streams, made on first use: each with a task that
+/// carries the session's own notifications into its standalone stream. This process
+/// delivers the session's notifications (list changes, resource updates), also when other
+/// replicas serve it.
+struct StandaloneQueues {
+    /// The runtime sessions are opened on (a queue may be made from any thread).
+    runtime: std::sync::OnceLock<tokio::runtime::Handle>,
+    server: Server,
+    events: Arc<dyn EventStore>,
+    shared: bool,
+}
+
+impl StandaloneQueues {
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        match self.runtime.get() {
+            Some(runtime) => drop(runtime.spawn(task)),
+            None => drop(tokio::spawn(task)),
+        }
+    }
+}
+
+impl OpenQueue for StandaloneQueues {
+    fn open(&self, key: &str) -> Outbound {
+        let (notifications, mut frames) = Outbound::new();
+        let stream = standalone_stream(key);
+        let store = Arc::clone(&self.events);
+        let server = self.server.clone();
+        let ended = (!self.shared).then(|| key.to_owned());
+        self.spawn(async move {
+            store.open(&stream).await;
+            while let Some(frame) = frames.recv().await {
+                if frame.is_empty() {
+                    break;
+                }
+                server.trace_out(&frame);
+                store.append(&stream, frame).await;
+            }
+            store.complete(&stream).await;
+            // The session ended: nothing will resume its streams. Shared streams outlive a
+            // local copy of the session, and expire by themselves.
+            if let Some(session) = ended {
+                store.end_session(&session).await;
+            }
+        });
+        notifications
+    }
+
+    fn ended_unopened(&self, key: &str) {
+        let store = Arc::clone(&self.events);
+        let key = key.to_owned();
+        let shared = self.shared;
+        self.spawn(async move {
+            if shared {
+                // A stream another replica opened for it ends, as it would have here.
+                store.complete(&standalone_stream(&key)).await;
+            } else {
+                // Its requests' streams.
+                store.end_session(&key).await;
+            }
+        });
+    }
 }
 
 /// Why a request's session could not be found.
@@ -204,8 +287,17 @@ impl SessionTable {
             max_sessions: options.max_sessions.max(1),
             max_per_client: options.max_sessions_per_client.max(1),
             max_in_flight: options.max_in_flight_per_session.max(1),
+            recheck_ms: options
+                .shared_session_recheck
+                .min(options.session_idle_timeout / 4)
+                .as_millis() as u64,
+            queues: Arc::new(StandaloneQueues {
+                runtime: std::sync::OnceLock::new(),
+                server: server.clone(),
+                events: Arc::clone(&options.event_store),
+                shared: options.session_store.is_some(),
+            }),
             server,
-            events: Arc::clone(&options.event_store),
             shared: options.session_store.clone(),
         }
     }
@@ -259,40 +351,24 @@ impl SessionTable {
         // overshoot a quota.
         let mut map = self.map();
         self.make_room(&mut map, &client)?;
-        let (notifications, mut frames) = Outbound::new();
-        let session = Arc::new(Session::new(notifications));
-        session.set_key(&id);
+        self.queues
+            .runtime
+            .get_or_init(tokio::runtime::Handle::current);
+        let session = Arc::new(Session::keyed_with_queue_on_first_use(
+            &id,
+            Arc::clone(&self.queues) as Arc<dyn OpenQueue>,
+        ));
         server.key_session(&id, &session);
         let http = Arc::new(HttpSession {
-            standalone: format!("{id}-get"),
-            id: id.clone(),
+            id,
             session,
             client,
             in_flight: Arc::new(Semaphore::new(self.max_in_flight)),
             standalone_open: AtomicBool::new(false),
             last_seen_ms: AtomicU64::new(0),
+            checked: Mutex::new((0, 0)),
         });
         http.touch(self.epoch);
-        let stream = http.standalone.clone();
-        let store = Arc::clone(&self.events);
-        let server = server.clone();
-        let ended = self.shared.is_none().then(|| id.clone());
-        tokio::spawn(async move {
-            store.open(&stream).await;
-            while let Some(frame) = frames.recv().await {
-                if frame.is_empty() {
-                    break;
-                }
-                server.trace_out(&frame);
-                store.append(&stream, frame).await;
-            }
-            store.complete(&stream).await;
-            // The session ended: nothing will resume its streams. Shared streams outlive a
-            // local copy of the session, and expire by themselves.
-            if let Some(session) = ended {
-                store.end_session(&session).await;
-            }
-        });
         map.insert(Arc::clone(&http));
         Ok(http)
     }
@@ -342,7 +418,9 @@ impl SessionTable {
     /// The session a request names, for `caller`, and — when sessions are shared with
     /// other replicas — its shared record as it was before the request, to tell what the
     /// request changed. The shared store says whether the session lives (another replica may
-    /// have ended it) and what it is now (another may have changed it).
+    /// have ended it) and what it is now (another may have changed it); a local copy read
+    /// from it within the recheck interval, and told of no change since over the bus, is
+    /// served as it is.
     pub(crate) async fn find(
         &self,
         id: &str,
@@ -354,7 +432,25 @@ impl SessionTable {
                 .map(|s| (s, None))
                 .ok_or(Lookup::Unknown);
         };
-        let record = match store.get(id, self.idle_timeout).await {
+        let known = match self.map().by_id.get(id) {
+            Some(local) if self.fresh(local) => Ok(Arc::clone(local)),
+            Some(local) => Err(local.session.rechecks()),
+            None => Err(0),
+        };
+        let rechecks = match known {
+            Ok(local) => {
+                if !local.client.admits(caller) {
+                    return Err(Lookup::Unknown);
+                }
+                local.touch(self.epoch);
+                let before = shared_record(&local);
+                return Ok((local, before));
+            }
+            // What other replicas said before the read, which the read is newer than.
+            Err(rechecks) => rechecks,
+        };
+        let read_at = self.now_ms();
+        let record = match store.get(id, self.store_ttl()).await {
             Ok(Some(record)) => record,
             Ok(None) => {
                 self.forget(id);
@@ -372,7 +468,29 @@ impl SessionTable {
             }
             None => self.adopt(&record).map_err(Lookup::NoRoom)?,
         };
+        session.checked(read_at, rechecks);
         Ok((session, Some(record)))
+    }
+
+    /// How long a shared record lives after it was last read or written: the idle timeout,
+    /// and the recheck interval on top, since requests served from a copy do not renew it.
+    fn store_ttl(&self) -> Duration {
+        self.idle_timeout + Duration::from_millis(self.recheck_ms)
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Whether a local copy of a shared session may be served as it is: its record was
+    /// read within the recheck interval, and no other replica has said since that it ended
+    /// or changed it.
+    fn fresh(&self, local: &HttpSession) -> bool {
+        let (at, rechecks) = *local.checked.lock().unwrap_or_else(|p| p.into_inner());
+        self.recheck_ms > 0
+            && at > 0
+            && (self.now_ms() + 1).saturating_sub(at) < self.recheck_ms
+            && rechecks == local.session.rechecks()
     }
 
     /// Shares a session that was just opened, before its client learns its id, so that any
@@ -381,12 +499,17 @@ impl SessionTable {
         let (Some(store), Some(record)) = (&self.shared, shared_record(session)) else {
             return Ok(());
         };
-        let shared = store.put(&record, self.idle_timeout).await;
+        let written_at = self.now_ms();
+        let rechecks = session.session.rechecks();
+        let shared = store.put(&record, self.store_ttl()).await;
         match shared {
-            Ok(()) => session
-                .session
-                .data()
-                .shared(&record.store, &record.visibility),
+            Ok(()) => {
+                session
+                    .session
+                    .data()
+                    .shared(&record.store, &record.visibility);
+                session.checked(written_at, rechecks);
+            }
             Err(_) => {
                 self.remove(&session.id);
             }
@@ -408,22 +531,35 @@ impl SessionTable {
         if !self.map().by_id.contains_key(&session.id) {
             return;
         }
-        match store.get(&session.id, self.idle_timeout).await {
-            Ok(Some(_)) => {}
+        let stored = match store.get(&session.id, self.store_ttl()).await {
+            Ok(Some(stored)) => stored,
             Ok(None) => return,
             Err(e) => {
                 tracing::warn!(%e, session = %session.id, "cannot share a session's state");
                 return;
             }
-        }
-        match store.put(&after, self.idle_timeout).await {
+        };
+        // Another replica may have changed the session since this copy was read (and its
+        // event not arrived yet): only what this request changed is written over it.
+        let merged = match &before {
+            Some(before) if *before != stored => merge_changes(before, &after, stored),
+            _ => after.clone(),
+        };
+        match store.put(&merged, self.store_ttl()).await {
             Ok(()) => {
+                if merged != after {
+                    apply_record(&session.session, &merged);
+                }
                 session
                     .session
                     .data()
-                    .shared(&after.store, &after.visibility);
+                    .shared(&merged.store, &merged.visibility);
+                // The other replicas' copies learn of it before the client does.
                 self.server
-                    .publish(crate::cluster::ClusterEvent::SessionChanged { record: after });
+                    .publish_passed_on(crate::cluster::ClusterEvent::SessionChanged {
+                        record: merged,
+                    })
+                    .await;
             }
             Err(e) => tracing::warn!(%e, session = %session.id, "cannot share a session's state"),
         }
@@ -440,12 +576,16 @@ impl SessionTable {
             return Ok(self.remove_for(id, caller));
         };
         // Shared: only its owner ends a session, wherever it was opened.
-        match store.get(id, self.idle_timeout).await? {
+        match store.get(id, self.store_ttl()).await? {
             Some(record) if owner_client(&record).admits(caller) => {}
             _ => return Ok(false),
         }
         self.remove(id);
         store.remove(id).await?;
+        // The other replicas' copies learn of it before the client does.
+        self.server
+            .publish_passed_on(crate::cluster::ClusterEvent::SessionEnded { id: id.to_owned() })
+            .await;
         Ok(true)
     }
 
@@ -527,7 +667,7 @@ impl SessionTable {
 
 fn close(session: &HttpSession) {
     session.session.cancel_all();
-    session.session.notifications().close();
+    session.session.close_notifications();
 }
 
 /// 128 random bits from the operating system, as hex: unguessable, as session ids must be.
@@ -570,6 +710,50 @@ impl LegacySessions {
     }
 }
 
+/// `stored` with what a request changed from `before` to `after` written over it: the log
+/// level, each subscription, each key of what handlers keep, and the visibility, each only
+/// where the request changed it.
+fn merge_changes(
+    before: &SessionRecord,
+    after: &SessionRecord,
+    mut stored: SessionRecord,
+) -> SessionRecord {
+    if after.log_level != before.log_level {
+        stored.log_level.clone_from(&after.log_level);
+    }
+    let removed = before
+        .subscriptions
+        .iter()
+        .filter(|u| !after.subscriptions.contains(u));
+    let removed: Vec<&String> = removed.collect();
+    stored.subscriptions.retain(|u| !removed.contains(&u));
+    for added in after
+        .subscriptions
+        .iter()
+        .filter(|u| !before.subscriptions.contains(u))
+    {
+        if !stored.subscriptions.contains(added) {
+            stored.subscriptions.push(added.clone());
+        }
+    }
+    stored.subscriptions.sort();
+    for key in before.store.keys().chain(after.store.keys()) {
+        match (before.store.get(key), after.store.get(key)) {
+            (b, a) if b == a => {}
+            (_, Some(value)) => {
+                stored.store.insert(key.clone(), value.clone());
+            }
+            (_, None) => {
+                stored.store.remove(key);
+            }
+        }
+    }
+    if after.visibility != before.visibility {
+        stored.visibility.clone_from(&after.visibility);
+    }
+    stored
+}
+
 /// The client a shared record binds its session to.
 fn owner_client(record: &SessionRecord) -> Client {
     match &record.owner {
@@ -583,4 +767,287 @@ fn shared_record(session: &HttpSession) -> Option<SessionRecord> {
     let mut record = crate::server::cluster::record_of(&session.id, &session.session)?;
     record.owner = session.client.owner().map(str::to_owned);
     Some(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use serde_json::Value;
+
+    use crate::cluster::{Bus, ClusterEvent, InMemorySessionStore};
+
+    type Deliver = Box<dyn Fn(ClusterEvent) + Send + Sync>;
+
+    /// A bus between servers of one process: each event reaches every other server at once.
+    #[derive(Default)]
+    struct Loopback {
+        listeners: Mutex<Vec<(usize, Deliver)>>,
+        next: AtomicU64,
+    }
+
+    /// One server's end of a [`Loopback`].
+    struct End(Arc<Loopback>, usize);
+
+    impl Bus for End {
+        fn publish(&self, event: ClusterEvent) {
+            for (end, deliver) in self.0.listeners.lock().unwrap().iter() {
+                if *end != self.1 {
+                    deliver(event.clone());
+                }
+            }
+        }
+
+        fn subscribe(&self, deliver: Deliver) {
+            self.0.listeners.lock().unwrap().push((self.1, deliver));
+        }
+    }
+
+    /// One replica: its own server on the bus, its own table, the shared store.
+    fn replica(
+        bus: &Arc<Loopback>,
+        store: &Arc<InMemorySessionStore>,
+        options: HttpOptions,
+    ) -> SessionTable {
+        let end = End(
+            Arc::clone(bus),
+            bus.next.fetch_add(1, Ordering::Relaxed) as usize,
+        );
+        let server = Server::builder("replica", "1.0.0")
+            .bus(Arc::new(end))
+            .build()
+            .expect("a server");
+        SessionTable::new(&options.session_store(Arc::clone(store) as _), server)
+    }
+
+    async fn opened(table: &SessionTable) -> String {
+        let http = table.open(Client::Unknown).expect("room");
+        http.session.initialize(Negotiated {
+            version: ProtocolVersion::V2025_11_25,
+            client_info: Default::default(),
+            client_capabilities: Default::default(),
+        });
+        table.share_new(&http).await.expect("shared");
+        http.id.clone()
+    }
+
+    fn served(found: Result<(Arc<HttpSession>, Option<SessionRecord>), Lookup>) -> bool {
+        match found {
+            Ok(_) => true,
+            Err(Lookup::Unknown) => false,
+            Err(_) => panic!("neither served nor unknown"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_copy_is_served_until_the_bus_says_its_session_ended() {
+        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+        let a = replica(&bus, &store, HttpOptions::default());
+        let b = replica(&bus, &store, HttpOptions::default());
+        let id = opened(&a).await;
+        assert!(served(b.find(&id, None).await), "b adopts it");
+        // Ended in the store behind every replica's back: b's copy, read a moment ago, is
+        // served as it is (nothing told b).
+        store.remove(&id).await.unwrap();
+        assert!(served(b.find(&id, None).await), "b's fresh copy is served");
+
+        // Ended through a replica, which tells the others before it answers.
+        let id = opened(&a).await;
+        assert!(served(b.find(&id, None).await));
+        assert!(a.end(&id, None).await.unwrap());
+        assert!(!served(b.find(&id, None).await), "b heard of the end");
+        assert!(!served(a.find(&id, None).await));
+    }
+
+    #[tokio::test]
+    async fn a_change_made_through_one_replica_reaches_the_copies_of_the_others() {
+        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+        let a = replica(&bus, &store, HttpOptions::default());
+        let b = replica(&bus, &store, HttpOptions::default());
+        let id = opened(&a).await;
+        let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+        let (original, before) = a.find(&id, None).await.ok().expect("a serves it");
+        original.session.subscribe("test://watched");
+        a.share_changes(&original, before).await;
+        assert_eq!(copy.session.subscriptions(), ["test://watched"]);
+    }
+
+    #[tokio::test]
+    async fn a_copy_not_read_for_the_recheck_interval_is_read_again() {
+        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+        let options = HttpOptions::default().shared_session_recheck(Duration::from_millis(50));
+        let a = replica(&bus, &store, options.clone());
+        let b = replica(&bus, &store, options);
+        let id = opened(&a).await;
+        assert!(served(b.find(&id, None).await));
+        // Ended with the bus down (the event lost): b learns within the interval.
+        store.remove(&id).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while served(b.find(&id, None).await) {
+            assert!(Instant::now() < deadline, "b never read the record again");
+            tokio::task::yield_now().await;
+        }
+        // With no interval, every request reads the record.
+        let strict = HttpOptions::default().shared_session_recheck(Duration::ZERO);
+        let c = replica(&bus, &store, strict);
+        let id = opened(&a).await;
+        assert!(served(c.find(&id, None).await));
+        store.remove(&id).await.unwrap();
+        assert!(!served(c.find(&id, None).await));
+    }
+
+    /// A store that can be made unreachable.
+    #[derive(Default)]
+    struct Flaky {
+        store: InMemorySessionStore,
+        down: AtomicBool,
+    }
+
+    impl SessionStore for Flaky {
+        fn put<'a>(
+            &'a self,
+            record: &'a SessionRecord,
+            ttl: Duration,
+        ) -> crate::cluster::StoreFuture<'a, ()> {
+            match self.down.load(Ordering::Relaxed) {
+                true => Box::pin(async { Err(StoreError("down".into())) }),
+                false => self.store.put(record, ttl),
+            }
+        }
+
+        fn get<'a>(
+            &'a self,
+            id: &'a str,
+            ttl: Duration,
+        ) -> crate::cluster::StoreFuture<'a, Option<SessionRecord>> {
+            match self.down.load(Ordering::Relaxed) {
+                true => Box::pin(async { Err(StoreError("down".into())) }),
+                false => self.store.get(id, ttl),
+            }
+        }
+
+        fn remove<'a>(&'a self, id: &'a str) -> crate::cluster::StoreFuture<'a, bool> {
+            self.store.remove(id)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_copy_marked_stale_stays_stale_until_the_record_is_read() {
+        let bus: Arc<Loopback> = Arc::default();
+        let store = Arc::new(Flaky::default());
+        let server = || {
+            let end = End(
+                Arc::clone(&bus),
+                bus.next.fetch_add(1, Ordering::Relaxed) as usize,
+            );
+            Server::builder("replica", "1.0.0")
+                .bus(Arc::new(end))
+                .build()
+                .expect("a server")
+        };
+        let options = HttpOptions::default().session_store(Arc::clone(&store) as _);
+        let a = SessionTable::new(&options, server());
+        let b = SessionTable::new(&options, server());
+        let id = opened(&a).await;
+        let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+        // Another replica says the session ended, and the store cannot be read: the copy
+        // is not served, however many times it is asked for.
+        copy.session.mark_for_recheck();
+        store.down.store(true, Ordering::Relaxed);
+        for _ in 0..2 {
+            assert!(matches!(
+                b.find(&id, None).await,
+                Err(Lookup::Unreachable(_))
+            ));
+        }
+        store.down.store(false, Ordering::Relaxed);
+        store.remove(&id).await.unwrap();
+        assert!(!served(b.find(&id, None).await));
+    }
+
+    #[test]
+    fn only_what_a_request_changed_is_written_over_the_stored_record() {
+        let before = SessionRecord {
+            id: "s".into(),
+            log_level: Some("info".into()),
+            subscriptions: vec!["a".into(), "b".into()],
+            store: serde_json::from_value(serde_json::json!({"x": 1, "y": 1})).unwrap(),
+            ..SessionRecord::default()
+        };
+        // The request unsubscribed from a, subscribed to c, and set y.
+        let after = SessionRecord {
+            subscriptions: vec!["b".into(), "c".into()],
+            store: serde_json::from_value(serde_json::json!({"x": 1, "y": 2})).unwrap(),
+            ..before.clone()
+        };
+        // Meanwhile another replica set the level, subscribed to d, and set x and z.
+        let stored = SessionRecord {
+            log_level: Some("error".into()),
+            subscriptions: vec!["a".into(), "b".into(), "d".into()],
+            store: serde_json::from_value(serde_json::json!({"x": 5, "y": 1, "z": 1})).unwrap(),
+            ..before.clone()
+        };
+        let merged = merge_changes(&before, &after, stored);
+        assert_eq!(merged.log_level.as_deref(), Some("error"));
+        assert_eq!(merged.subscriptions, ["b", "c", "d"]);
+        assert_eq!(
+            Value::Object(merged.store),
+            serde_json::json!({"x": 5, "y": 2, "z": 1})
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_makes_its_queue_when_it_first_sends_something() {
+        let events = Arc::new(super::super::events::InMemoryEventStore::default());
+        let options = HttpOptions::default().event_store(Arc::clone(&events) as _);
+        let server = Server::builder("one", "1.0.0").build().expect("a server");
+        let table = SessionTable::new(&options, server);
+        let quiet = table.open(Client::Unknown).expect("room");
+        let talking = table.open(Client::Unknown).expect("room");
+        // Nothing sent: no stream, no queue.
+        assert_eq!(events.stream_count(), 0);
+        talking
+            .session
+            .notifications()
+            .notify(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\"}".to_vec());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while events.stream_count() == 0 {
+            assert!(Instant::now() < deadline, "the queue's stream never opened");
+            tokio::task::yield_now().await;
+        }
+        // Ending either leaves nothing behind.
+        assert!(table.remove(&quiet.id));
+        assert!(table.remove(&talking.id));
+        while events.stream_count() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "an ended session's stream is still kept"
+            );
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_session_in_use_through_its_copy_stays_alive_in_the_store() {
+        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+        // The copy is read again at least every quarter of the idle timeout, which renews
+        // the record.
+        let options = HttpOptions::default().session_idle_timeout(Duration::from_millis(400));
+        let a = replica(&bus, &store, options.clone());
+        let b = replica(&bus, &store, options);
+        let id = opened(&a).await;
+        let until = Instant::now() + Duration::from_millis(1200);
+        while Instant::now() < until {
+            assert!(served(b.find(&id, None).await), "expired while in use");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            store
+                .get(&id, Duration::from_secs(60))
+                .await
+                .unwrap()
+                .is_some()
+        );
+    }
 }
