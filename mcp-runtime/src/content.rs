@@ -367,6 +367,23 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// About how many bytes the result takes serialised (its texts and encoded data, and
+    /// room for the rest and for the response around it): a large text is then written
+    /// once, not into a buffer that doubles its way up to it.
+    pub(crate) fn size_hint(&self) -> usize {
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|block| match block {
+                Content::Text(t) => t.text.len(),
+                Content::Image(i) => i.data.len(),
+                Content::Audio(a) => a.data.len(),
+                Content::ResourceLink(_) | Content::Resource(_) => 0,
+            } + 128)
+            .sum();
+        blocks.saturating_add(256)
+    }
+
     /// A successful result with the given content.
     pub fn new(content: Vec<Content>) -> Self {
         CallToolResult {

@@ -338,10 +338,13 @@ pub(crate) fn response_frame(id: &RequestId, result: &str) -> Frame {
     out.into_bytes()
 }
 
-/// Serialises a result with room to spare in its buffer, so that
-/// [`response_frame_around`] can usually make the frame in it.
-pub(crate) fn result_json(result: &impl Serialize) -> Result<String, serde_json::Error> {
-    let mut out = Vec::with_capacity(256);
+/// Serialises a result into a buffer of `capacity` bytes to start with: with room to spare
+/// (about the result's size, and more), [`response_frame_around`] can make the frame in it.
+pub(crate) fn result_json_sized(
+    result: &impl Serialize,
+    capacity: usize,
+) -> Result<String, serde_json::Error> {
+    let mut out = Vec::with_capacity(capacity);
     serde_json::to_writer(&mut out, result)?;
     // serde_json writes valid UTF-8 only.
     String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
@@ -500,7 +503,7 @@ mod tests {
         let frame = response_frame_around(&RequestId::Number(1), roomy);
         assert_eq!(frame.as_ptr(), at);
         // A result serialised for a frame leaves that room.
-        let result = result_json(&serde_json::json!({"content": []})).unwrap();
+        let result = result_json_sized(&serde_json::json!({"content": []}), 256).unwrap();
         assert!(result.capacity() - result.len() > 40);
     }
 

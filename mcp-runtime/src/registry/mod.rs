@@ -385,8 +385,10 @@ impl<T: CatalogueItem> ItemList<T> {
     /// and so is one that takes a type of state the server was not given.
     pub(crate) fn add(&mut self, built: Vec<T>) -> Result<(), CatalogueError> {
         let mut next: Vec<(Arc<T>, bool)> = self.items.clone();
+        let mut known: std::collections::HashSet<usize> =
+            next.iter().map(|(i, _)| i.identity()).collect();
         for item in built {
-            if next.iter().any(|(i, _)| i.identity() == item.identity()) {
+            if !known.insert(item.identity()) {
                 continue;
             }
             if let Some(need) = item

@@ -118,8 +118,10 @@ pub(crate) struct CatalogueTool {
     input: Value,
     output: Option<Value>,
     meta: Option<Map<String, Value>>,
-    /// The wire form under the tool's own profile, or else the default one.
-    wire: Wire,
+    /// The wire form under the tool's own profile, or else the default one, per revision,
+    /// each built on first use: a server of a thousand tools starts without serialising
+    /// any, and a client's revision costs only its own.
+    wire: [OnceLock<Box<RawValue>>; 4],
     /// The wire forms under the server's other profiles, by slot, each built on first use.
     shaped: OnceLock<Box<[OnceLock<Wire>]>>,
 }
@@ -162,8 +164,6 @@ impl CatalogueTool {
                 s
             }
         });
-        let own = d.schema_profile.clone().unwrap_or_default();
-        let wire = build_wire(d, &input, output.as_ref(), meta.as_ref(), &own);
         Ok(CatalogueTool {
             descriptor: d,
             handler,
@@ -172,7 +172,7 @@ impl CatalogueTool {
             input,
             output,
             meta,
-            wire,
+            wire: Default::default(),
             shaped: OnceLock::new(),
         })
     }
@@ -186,7 +186,7 @@ impl CatalogueTool {
         profiles: &ServerProfiles,
     ) -> &RawValue {
         if slot == 0 || self.descriptor.schema_profile.is_some() {
-            return &self.wire[version.index()];
+            return self.own_wire(version);
         }
         let cells = self
             .shaped
@@ -195,8 +195,34 @@ impl CatalogueTool {
             Some(cell) => {
                 &cell.get_or_init(|| self.build_wire(profiles.get(slot)))[version.index()]
             }
-            None => &self.wire[version.index()],
+            None => self.own_wire(version),
         }
+    }
+
+    /// The wire form under the tool's own profile, or else the default one.
+    fn own_wire(&self, version: ProtocolVersion) -> &RawValue {
+        self.wire[version.index()].get_or_init(|| {
+            let default;
+            let profile = match &self.descriptor.schema_profile {
+                Some(own) => own,
+                None => {
+                    default = SchemaProfile::default();
+                    &default
+                }
+            };
+            let input = profile.shape_input(&self.input);
+            let output = self.output.as_ref().map(|o| profile.shape_output(o));
+            let name = profile.tool_name(self.descriptor.name);
+            let tool = tool_wire(
+                self.descriptor,
+                &name,
+                &input,
+                output.as_ref(),
+                self.meta.as_ref(),
+                version,
+            );
+            serde_json::value::to_raw_value(&tool).expect("a JSON map always serialises")
+        })
     }
 
     /// The profile the tool is sent in when a session's profile is `session`.

@@ -397,19 +397,28 @@ pub(crate) fn nests_deeper_than(bytes: &[u8], limit: usize) -> bool {
     if bytes.len() <= limit {
         return false;
     }
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let (mut depth, mut i) = (0usize, 0usize);
+    while let Some(&b) = bytes.get(i) {
+        i += 1;
         match b {
-            b'"' => in_string = true,
+            // A string is skipped whole, from one quote or backslash to the next: a large
+            // text argument costs a vectorised search, not a look at every byte.
+            b'"' => loop {
+                let Some(j) = bytes
+                    .get(i..)
+                    .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                else {
+                    // An unterminated string: nothing after it nests, and the parser
+                    // refuses the message.
+                    return false;
+                };
+                i += j + 1;
+                if bytes[i - 1] == b'"' {
+                    break;
+                }
+                // The escaped character is skipped, whatever it is.
+                i += 1;
+            },
             b'[' | b'{' => {
                 depth += 1;
                 if depth > limit {
@@ -444,5 +453,15 @@ mod tests {
         assert!(!nests_deeper_than(br#"{"a":"[[[[[[[[\"[[[["}"#, 3));
         let deep = "[".repeat(100_000);
         assert!(nests_deeper_than(deep.as_bytes(), 64));
+        // An escaped backslash ends with the string's quote; brackets after it count.
+        assert!(nests_deeper_than(br#"{"a":"\\\\","b":[[[1]]]}"#, 3));
+        assert!(!nests_deeper_than(br#"{"a":"\\\"]]]","b":[[1]]}"#, 3));
+        // Unterminated strings, and an escape at the very end, end the look.
+        assert!(!nests_deeper_than(br#"{"a":"[[[[[[[["#, 3));
+        assert!(!nests_deeper_than(br#"{"a":"[[[[[[[[\\"#, 3));
+        assert!(!nests_deeper_than(br#"{"a":"[[[[\"#, 3));
+        // The character after a backslash is skipped: an escaped quote does not end the
+        // string.
+        assert!(!nests_deeper_than(br#"{"a":"\"[[[[","b":1}"#, 3));
     }
 }

@@ -300,7 +300,7 @@ impl Server {
             }
             shape_result(&mut result, version, wraps_output);
             // A CallToolResult holds strings and JSON values only: it always serialises.
-            Ok(crate::protocol::result_json(&result).unwrap_or_default())
+            Ok(crate::protocol::result_json_sized(&result, result.size_hint()).unwrap_or_default())
         }))
     }
 

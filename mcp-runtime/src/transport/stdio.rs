@@ -274,6 +274,7 @@ mod pipes {
             .custom_flags(libc::O_NONBLOCK)
             .open("/proc/self/fd/0")
             .ok()?;
+        grow(&file);
         let receiver = pipe::Receiver::from_file(file).ok()?;
         Some(LineReader {
             input: BufReader::with_capacity(BUFFER_BYTES, receiver),
@@ -291,7 +292,22 @@ mod pipes {
             .custom_flags(libc::O_NONBLOCK)
             .open(format!("/proc/self/fd/{}", stdout.as_raw_fd()))
             .ok()?;
+        grow(&file);
         pipe::Sender::from_file(file).ok()
+    }
+
+    /// How many bytes a pipe holds, asked for: a large message crosses in one piece
+    /// instead of 16 round trips of a 64 KiB pipe, each waking both ends. The kernel
+    /// allocates the pages only as bytes wait in the pipe.
+    const PIPE_BYTES: libc::c_int = 1 << 20;
+
+    /// Grows the pipe, when the system lets this process (its limit on pipe sizes, or on
+    /// the pages of its user's pipes, may not): a smaller pipe only costs more wake-ups.
+    fn grow(pipe: &std::fs::File) {
+        use std::os::fd::AsRawFd as _;
+        // SAFETY: F_SETPIPE_SZ takes an int and changes nothing but the pipe's capacity;
+        // the descriptor is open for the call's duration.
+        let _ = unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
     }
 
     /// Messages from a pipe, split at newlines.
