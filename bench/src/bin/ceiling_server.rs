@@ -78,6 +78,7 @@ fn main() -> io::Result<()> {
 }
 
 fn serve_stdio() -> io::Result<()> {
+    grow_pipes();
     let mut input = BufReader::with_capacity(BUFFER_BYTES, io::stdin().lock());
     // Standard output's own writer flushes at every newline; write to the descriptor instead.
     let mut output = BufWriter::with_capacity(BUFFER_BYTES, raw_stdout()?);
@@ -94,6 +95,19 @@ fn serve_stdio() -> io::Result<()> {
     }
     output.flush()
 }
+
+/// Standard input and output hold a megabyte each when they are pipes (as mcp-runtime asks
+/// for on Linux): a large message then crosses in one piece, not in 64 KiB round trips.
+#[cfg(target_os = "linux")]
+fn grow_pipes() {
+    for fd in [0, 1] {
+        // SAFETY: F_SETPIPE_SZ changes nothing but a pipe's capacity; fails on a non-pipe.
+        let _ = unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, 1 << 20) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn grow_pipes() {}
 
 #[cfg(unix)]
 fn raw_stdout() -> io::Result<std::fs::File> {

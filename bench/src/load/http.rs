@@ -137,6 +137,16 @@ pub fn idle_sessions(
 }
 
 /// Starts the server with `--http 127.0.0.1:0` (killed after `deadline`) and waits until it
+/// says where it listens: its address and the endpoint's path.
+pub fn listening(
+    server: &ServerCommand,
+    deadline: Duration,
+) -> Result<(ServerProcess, SocketAddr, String)> {
+    let (process, endpoint) = spawn_listening(server, deadline)?;
+    Ok((process, endpoint.addr, endpoint.path))
+}
+
+/// Starts the server with `--http 127.0.0.1:0` (killed after `deadline`) and waits until it
 /// says where it listens.
 fn spawn_listening(
     server: &ServerCommand,

@@ -13,6 +13,9 @@
 //!                                 stdio-only build and in the build with `http`
 //! mcp-load sessions [--sessions N] what an idle Streamable HTTP session costs ours and
 //!                                 rmcp-default in resident memory
+//! mcp-load growth [options]       cost as the work grows: a catalogue of 1,000 tools, echo
+//!                                 payloads of 1 KiB to 1 MiB, 1,000 subscribers of one
+//!                                 resource
 //! mcp-load soak [SERVER] [options] a million calls per transport, the server's resident
 //!                                 set size read ten times along the way; fails when it grew
 //!                                 more than 10 % after the first tenth
@@ -23,6 +26,7 @@
 
 mod allocs;
 mod build_cost;
+mod growth;
 mod http;
 mod http_client;
 mod process;
@@ -55,6 +59,8 @@ usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
        mcp-load build-cost [--build-reps N] [--builds LIST] [--nice N]
        mcp-load allocs [--calls N] [--warmup N]
        mcp-load sessions [--sessions N]
+       mcp-load growth [--reps N] [--rows catalogue,payloads,fan-out] [--tools N]
+                    [--subscribers N] [--nice N]
        mcp-load soak [SERVER] [--calls N] [--checkpoints N] [--concurrency N]
                     [--transports LIST] [--nice N]
 
@@ -77,6 +83,12 @@ other work on the machine disturbs the measurements less. `all` first builds the
 binaries (when run through cargo) and writes the report and every run's numbers under
 target/mcp-bench/ (or --out DIR).
 
+growth: --reps repetitions (3 unless given), interleaved, of each row: ours and rmcp-fast
+with a catalogue of --tools tools (1000; each crate generated and built under
+target/mcp-bench/), started and listed 20 times; ours, the ceiling and both rmcp
+configurations echoing 1 KiB, 64 KiB and 1 MiB texts; ours with --subscribers sessions
+(1000) subscribed to one resource, changed 5 times.
+
 soak (SERVER defaults to ours): per transport, 1000000 calls unless --calls, at 16 in flight
 unless --concurrency, in --checkpoints parts (10), reading the server's VmRSS after each;
 passes when the last reading is within 10 % of the first, which is taken after the warm-up
@@ -97,6 +109,10 @@ struct Options {
     out: Option<PathBuf>,
     checkpoints: usize,
     sessions: usize,
+    tools: usize,
+    subscribers: usize,
+    rows: Vec<String>,
+    reps_given: bool,
     calls_given: bool,
     concurrency_given: bool,
     positional: Vec<String>,
@@ -119,6 +135,10 @@ impl Options {
             out: None,
             checkpoints: 10,
             sessions: 10_000,
+            tools: 1_000,
+            subscribers: 1_000,
+            rows: ROWS.iter().map(|r| (*r).to_owned()).collect(),
+            reps_given: false,
             calls_given: false,
             concurrency_given: false,
             positional: Vec::new(),
@@ -134,7 +154,18 @@ impl Options {
                 "--checkpoints" => o.checkpoints = value()?.parse()?,
                 "--sessions" => o.sessions = value()?.parse()?,
                 "--warmup" => o.warmup = value()?.parse()?,
-                "--reps" => o.reps = value()?.parse()?,
+                "--reps" => {
+                    o.reps = value()?.parse()?;
+                    o.reps_given = true;
+                }
+                "--tools" => o.tools = value()?.parse()?,
+                "--subscribers" => o.subscribers = value()?.parse()?,
+                "--rows" => {
+                    o.rows = value()?.split(',').map(str::to_owned).collect();
+                    if let Some(bad) = o.rows.iter().find(|r| !ROWS.contains(&r.as_str())) {
+                        return Err(format!("unknown row `{bad}`").into());
+                    }
+                }
                 "--concurrency" => {
                     o.concurrency = value()?
                         .split(',')
@@ -262,6 +293,7 @@ fn try_main() -> Result<()> {
             Ok(())
         }
         Some("soak") => soak(&options),
+        Some("growth") => growth(&options),
         Some("sessions") => {
             if options.build {
                 build_servers()?;
@@ -285,6 +317,213 @@ fn try_main() -> Result<()> {
         }
         Some(other) => Err(format!("unknown command `{other}`\n{USAGE}").into()),
     }
+}
+
+/// The rows of `mcp-load growth`.
+const ROWS: [&str; 3] = ["catalogue", "payloads", "fan-out"];
+
+/// The payload sizes of `mcp-load growth`.
+const PAYLOADS: [usize; 3] = [1 << 10, 64 << 10, 1 << 20];
+
+/// Cost as the work grows, each row's servers interleaved repetition by repetition; prints
+/// one Markdown table per row, ratios as medians of per-repetition ratios.
+fn growth(options: &Options) -> Result<()> {
+    if options.build {
+        build_servers()?;
+    }
+    let bin_dir = bin_dir()?;
+    let _niceness = Niceness::set(options.nice)?;
+    let reps = if options.reps_given { options.reps } else { 3 };
+    let row = |name: &str| options.rows.iter().any(|r| r == name);
+    println!("# Cost as the work grows ({}, {})\n", today(), machine());
+    if row("catalogue") {
+        let work_dir = target_dir()?.join("mcp-bench").join("growth");
+        let frameworks = [
+            (build_cost::Framework::Ours, "ours"),
+            (build_cost::Framework::Rmcp, "rmcp"),
+        ];
+        let mut servers = Vec::new();
+        for (framework, name) in frameworks {
+            eprintln!(
+                "mcp-load: building {name}'s server of {} tools",
+                options.tools
+            );
+            let program =
+                build_cost::catalogue_server(&cargo(), &work_dir, framework, options.tools)?;
+            servers.push((
+                name,
+                ServerCommand {
+                    program,
+                    args: Vec::new(),
+                },
+            ));
+        }
+        let mut rows = Vec::new();
+        for rep in 1..=reps {
+            for (name, server) in &servers {
+                let c = growth::catalogue(name, server, options.tools, 20, rep)?;
+                eprintln!(
+                    "[catalogue rep {rep}] {name}: start {:.2} ms, tools/list {:.2} ms over {} pages, RSS {:.1} MiB",
+                    ms(c.start),
+                    ms(c.list),
+                    c.pages,
+                    mib(c.rss_kib)
+                );
+                rows.push(c);
+            }
+        }
+        println!(
+            "## A catalogue of {} tools (stdio; medians of {reps})\n",
+            options.tools
+        );
+        println!("| | ours | rmcp | ours ÷ rmcp |\n|---|---:|---:|---:|");
+        let of = |name: &str, f: &dyn Fn(&growth::Catalogue) -> f64| -> (f64, f64) {
+            let mine: Vec<&growth::Catalogue> =
+                rows.iter().filter(|c| c.framework == name).collect();
+            let values: Vec<f64> = mine.iter().map(|c| f(c)).collect();
+            let ratios: Vec<f64> = mine
+                .iter()
+                .filter_map(|c| {
+                    let other = rows
+                        .iter()
+                        .find(|o| o.rep == c.rep && o.framework == "rmcp")?;
+                    Some(f(c) / f(other))
+                })
+                .collect();
+            (med(&values), med(&ratios))
+        };
+        type Metric<'a> = (&'a str, &'a dyn Fn(&growth::Catalogue) -> f64, &'a str);
+        let metrics: [Metric; 4] = [
+            (
+                "start-up (to the answer to initialize)",
+                &|c| ms(c.start),
+                "ms",
+            ),
+            ("tools/list, every page", &|c| ms(c.list), "ms"),
+            ("pages", &|c| c.pages as f64, ""),
+            ("resident memory after listing", &|c| mib(c.rss_kib), "MiB"),
+        ];
+        for (label, f, unit) in metrics {
+            let (ours, ratio) = of("ours", f);
+            let (rmcp, _) = of("rmcp", f);
+            println!("| {label} | {ours:.2} {unit} | {rmcp:.2} {unit} | {ratio:.2} |");
+        }
+        println!();
+    }
+    if row("payloads") {
+        let servers = [
+            Server::Ours,
+            Server::Ceiling,
+            Server::RmcpFast,
+            Server::RmcpDefault,
+        ];
+        let mut rows = Vec::new();
+        for rep in 1..=reps {
+            for bytes in PAYLOADS {
+                for server in servers {
+                    let command = server.command(&bin_dir, Transport::Stdio);
+                    let p = growth::payload(server.name(), &command, bytes, rep)?;
+                    eprintln!(
+                        "[payloads rep {rep}] {:<12} {:>7} B × {:>4}: {:>7.1} MB/s, RSS {:.1} → {:.1} MiB",
+                        p.server,
+                        bytes,
+                        p.calls,
+                        p.mb_per_s,
+                        mib(p.idle_kib),
+                        mib(p.peak_kib)
+                    );
+                    rows.push(p);
+                }
+            }
+        }
+        println!("## echo payloads (stdio, one call in flight; medians of {reps})\n");
+        println!(
+            "| text | server | MB/s | ÷ ceiling | peak RSS growth | growth ÷ payload |\n|---|---|---:|---:|---:|---:|"
+        );
+        for bytes in PAYLOADS {
+            for server in servers {
+                let mine: Vec<&growth::Payload> = rows
+                    .iter()
+                    .filter(|p| p.bytes == bytes && p.server == server.name())
+                    .collect();
+                let ratios: Vec<f64> = mine
+                    .iter()
+                    .filter_map(|p| {
+                        let ceiling = rows.iter().find(|c| {
+                            c.rep == p.rep && c.bytes == bytes && c.server == Server::Ceiling.name()
+                        })?;
+                        Some(p.mb_per_s / ceiling.mb_per_s)
+                    })
+                    .collect();
+                let growth: Vec<f64> = mine
+                    .iter()
+                    .map(|p| p.peak_kib.saturating_sub(p.idle_kib) as f64 * 1024.0)
+                    .collect();
+                let speed: Vec<f64> = mine.iter().map(|p| p.mb_per_s).collect();
+                let grown = med(&growth);
+                println!(
+                    "| {} KiB | {} | {:.1} | {:.2} | {:.2} MiB | {:.1} |",
+                    bytes >> 10,
+                    server.name(),
+                    med(&speed),
+                    med(&ratios),
+                    grown / (1 << 20) as f64,
+                    grown / bytes as f64,
+                );
+            }
+        }
+        println!();
+    }
+    if row("fan-out") {
+        let server = ServerCommand {
+            program: bin_dir.join(format!("fanout-server{}", std::env::consts::EXE_SUFFIX)),
+            args: Vec::new(),
+        };
+        let mut rounds = Vec::new();
+        for rep in 1..=reps {
+            for f in growth::fan_out(&server, options.subscribers, 5)? {
+                eprintln!(
+                    "[fan-out rep {rep}] round {}: touch answered in {:.2} ms, first {:.2} ms, last {:.2} ms",
+                    f.round,
+                    ms(f.answered),
+                    ms(f.first),
+                    ms(f.last)
+                );
+                rounds.push(f);
+            }
+        }
+        let median = |f: &dyn Fn(&growth::FanOut) -> Duration| {
+            med(&rounds.iter().map(|r| ms(f(r))).collect::<Vec<_>>())
+        };
+        println!(
+            "## {} sessions subscribed to one resource (Streamable HTTP, ours; medians of {} changes)\n",
+            options.subscribers,
+            rounds.len()
+        );
+        println!("| from the change to | ms |\n|---|---:|");
+        println!(
+            "| the answer to the call that changed it | {:.2} |",
+            median(&|r| r.answered)
+        );
+        println!("| the first notification | {:.2} |", median(&|r| r.first));
+        println!("| the last notification | {:.2} |", median(&|r| r.last));
+        println!(
+            "\nrmcp has no subscription delivery of its own (a server keeps its peers and notifies each), so it has no row here.\n"
+        );
+    }
+    Ok(())
+}
+
+fn med(values: &[f64]) -> f64 {
+    stats::median(values.iter().copied()).unwrap_or(f64::NAN)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
 }
 
 /// A long run per transport, watching the server's memory: it must stay flat once warm.
