@@ -813,6 +813,12 @@ pub(super) async fn get(
         // after the session's id must not make the store keep anything.
         Some(id) => match parse_event_id(id) {
             Some((stream, seq)) if http_session.owns_stream(stream) => {
+                if stream == http_session.standalone() {
+                    // The session's own stream is there from its start, whether or not its
+                    // queue has been made.
+                    http_session.session.notifications();
+                    store.open(stream).await;
+                }
                 if !store.contains(stream).await || (seq > 0 && store.last(stream).await < seq) {
                     return json_error(
                         StatusCode::BAD_REQUEST,
