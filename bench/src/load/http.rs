@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::Result;
 use crate::http_client::{Connection, Media, for_each_event};
-use crate::process::{ServerCommand, ServerProcess, describe_exit};
+use crate::process::{ServerCommand, ServerProcess};
 use crate::run::{Bodies, Call, CallTimes, Era, HttpWorkload, Plan, RunOutcome};
 use crate::workload::{self, Reply};
 
@@ -85,11 +85,7 @@ pub fn run(server: &ServerCommand, plan: &Plan, workload: HttpWorkload) -> Resul
 
     let peak_rss_kib = process.peak_rss_kib();
     drop(clients);
-    process.terminate()?;
-    let status = process.wait(Duration::from_secs(10))?;
-    if let Some(problem) = describe_exit(status) {
-        return Err(format!("{problem} after SIGTERM").into());
-    }
+    process.stop()?;
     Ok(RunOutcome {
         cold_start,
         calls,
@@ -128,11 +124,7 @@ pub fn idle_sessions(
     open(sessions)?;
     let after = process.rss_kib();
     drop(client);
-    process.terminate()?;
-    let status = process.wait(Duration::from_secs(10))?;
-    if let Some(problem) = describe_exit(status) {
-        return Err(format!("{problem} after SIGTERM").into());
-    }
+    process.stop()?;
     Ok((before, after))
 }
 

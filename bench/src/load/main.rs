@@ -476,7 +476,7 @@ fn growth(options: &Options) -> Result<()> {
     }
     if row("fan-out") {
         let server = ServerCommand {
-            program: bin_dir.join(format!("fanout-server{}", std::env::consts::EXE_SUFFIX)),
+            program: bin_dir.join(format!("session-server{}", std::env::consts::EXE_SUFFIX)),
             args: Vec::new(),
         };
         let mut rounds = Vec::new();

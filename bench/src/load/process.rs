@@ -23,6 +23,17 @@ impl ServerCommand {
         command.args(&self.args);
         command
     }
+
+    /// The command with piped standard input and output (stdio's transport), and its
+    /// standard error shown.
+    pub fn stdio_command(&self) -> Command {
+        let mut command = self.command();
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit());
+        command
+    }
 }
 
 /// A running server: the child process, a thread sampling its peak resident set size, and a
@@ -118,6 +129,16 @@ impl ServerProcess {
             return Err(format!("kill -TERM {} failed ({status})", self.pid).into());
         }
         Ok(())
+    }
+
+    /// Stops the process with SIGTERM and waits for it; an unclean exit is an error.
+    pub fn stop(self) -> Result<()> {
+        self.terminate()?;
+        let status = self.wait(Duration::from_secs(10))?;
+        match describe_exit(status) {
+            Some(problem) => Err(format!("{problem} after SIGTERM").into()),
+            None => Ok(()),
+        }
     }
 
     /// Waits for the process to exit (after its input was closed), killing it after `grace`.

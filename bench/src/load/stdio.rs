@@ -6,7 +6,6 @@
 //! latency against the time its request was written, and frees a slot.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -21,13 +20,8 @@ const PIPE_BUFFER_BYTES: usize = 64 * 1024;
 /// One run against a server over stdio: cold start, a warm-up, the measured calls, peak
 /// memory, and a clean exit on end of input.
 pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
-    let mut command = server.command();
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
     let spawned = Instant::now();
-    let process = ServerProcess::spawn(command, plan.deadline)?;
+    let process = ServerProcess::spawn(server.stdio_command(), plan.deadline)?;
     let mut input = BufWriter::with_capacity(PIPE_BUFFER_BYTES, process.take(|c| c.stdin.take())?);
     let mut output =
         BufReader::with_capacity(PIPE_BUFFER_BYTES, process.take(|c| c.stdout.take())?);
