@@ -548,3 +548,14 @@ fn an_oversized_message_is_refused_and_the_next_one_served() {
     server.request(2, "ping", json!({}));
     assert_eq!(server.response(2)["result"], json!({}));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_grows_its_input_pipe_so_a_large_message_crosses_in_one_piece() {
+    let server = ready_catalogue();
+    assert!(
+        server.stdin_pipe_bytes() >= 1 << 20,
+        "{} bytes",
+        server.stdin_pipe_bytes()
+    );
+}

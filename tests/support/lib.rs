@@ -68,6 +68,16 @@ pub struct StdioServer {
 }
 
 impl StdioServer {
+    /// How many bytes the pipe to the server's standard input holds now.
+    #[cfg(target_os = "linux")]
+    pub fn stdin_pipe_bytes(&self) -> usize {
+        use std::os::fd::AsRawFd as _;
+        let stdin = self.stdin.as_ref().expect("standard input is open");
+        // SAFETY: F_GETPIPE_SZ only reads the capacity of the pipe the descriptor names.
+        let bytes = unsafe { libc::fcntl(stdin.as_raw_fd(), libc::F_GETPIPE_SZ) };
+        usize::try_from(bytes).expect("standard input is a pipe")
+    }
+
     /// Starts a server binary.
     pub fn spawn(program: &Path) -> StdioServer {
         StdioServer::spawn_with_env(program, &[])

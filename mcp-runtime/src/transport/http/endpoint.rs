@@ -807,18 +807,18 @@ pub(super) async fn get(
         Err(refusal) => return refused(refusal),
     };
     let store = Arc::clone(&state.options.event_store);
+    // A client listens: the session's queue is made now if it was not (it is made when
+    // first used), and its own stream is known before it is read or resumed, whether or not
+    // the task that fills it has run yet.
+    let standalone = http_session.standalone();
+    http_session.session.notifications();
+    store.open(&standalone).await;
     let resume = headers.get("last-event-id").and_then(|h| h.to_str().ok());
     let (stream, after) = match resume {
         // Only a stream this session opened, and the store still knows: a name made up
         // after the session's id must not make the store keep anything.
         Some(id) => match parse_event_id(id) {
             Some((stream, seq)) if http_session.owns_stream(stream) => {
-                if stream == http_session.standalone() {
-                    // The session's own stream is there from its start, whether or not its
-                    // queue has been made.
-                    http_session.session.notifications();
-                    store.open(stream).await;
-                }
                 if !store.contains(stream).await || (seq > 0 && store.last(stream).await < seq) {
                     return json_error(
                         StatusCode::BAD_REQUEST,
@@ -837,22 +837,16 @@ pub(super) async fn get(
             }
         },
         None => {
-            let stream = http_session.standalone();
-            // The session's queue is made now if it was not (it is made when first used),
-            // and the stream is known before it is read, whether or not the task that
-            // fills it has run yet.
-            http_session.session.notifications();
-            store.open(&stream).await;
-            let last = store.last(&stream).await;
+            let last = store.last(&standalone).await;
             // What the stream held is skipped: a list change announced there was never
             // heard, so the next one must be announced again.
             http_session
                 .session
                 .lists_fetched(crate::protocol::ALL_LISTS);
-            (stream, last)
+            (standalone.clone(), last)
         }
     };
-    let standalone = stream == http_session.standalone();
+    let standalone = stream == standalone;
     let on_end: Option<Box<dyn FnOnce() + Send>> = if standalone {
         // One standalone stream at a time: a message must not go out on two streams.
         if http_session.standalone_open.swap(true, Ordering::AcqRel) {

@@ -805,9 +805,9 @@ mod tests {
     }
 
     /// One replica: its own server on the bus, its own table, the shared store.
-    fn replica(
+    fn replica<S: SessionStore>(
         bus: &Arc<Loopback>,
-        store: &Arc<InMemorySessionStore>,
+        store: &Arc<S>,
         options: HttpOptions,
     ) -> SessionTable {
         let end = End(
@@ -934,21 +934,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_copy_marked_stale_stays_stale_until_the_record_is_read() {
-        let bus: Arc<Loopback> = Arc::default();
-        let store = Arc::new(Flaky::default());
-        let server = || {
-            let end = End(
-                Arc::clone(&bus),
-                bus.next.fetch_add(1, Ordering::Relaxed) as usize,
-            );
-            Server::builder("replica", "1.0.0")
-                .bus(Arc::new(end))
-                .build()
-                .expect("a server")
-        };
-        let options = HttpOptions::default().session_store(Arc::clone(&store) as _);
-        let a = SessionTable::new(&options, server());
-        let b = SessionTable::new(&options, server());
+        let (bus, store) = (Arc::default(), Arc::new(Flaky::default()));
+        let a = replica(&bus, &store, HttpOptions::default());
+        let b = replica(&bus, &store, HttpOptions::default());
         let id = opened(&a).await;
         let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
         // Another replica says the session ended, and the store cannot be read: the copy
@@ -1048,6 +1036,34 @@ mod tests {
                 .await
                 .unwrap()
                 .is_some()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_session_served_from_its_copy_lives_its_whole_idle_timeout_after_its_last_request() {
+        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+        // Read again every 500 ms (a quarter of the idle timeout).
+        let options = HttpOptions::default().session_idle_timeout(Duration::from_secs(2));
+        let a = replica(&bus, &store, options.clone());
+        let b = replica(&bus, &store, options);
+        let id = opened(&a).await;
+        let read = Instant::now();
+        assert!(served(b.find(&id, None).await));
+        // The last request, served from the copy without renewing the record.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(served(b.find(&id, None).await));
+        let last = Instant::now();
+        // Idle for less than the timeout after that request, but for more than the timeout
+        // after the record was last read: the session lives.
+        let wake = read + Duration::from_millis(2200);
+        tokio::time::sleep(wake.saturating_duration_since(Instant::now())).await;
+        assert!(
+            last.elapsed() < Duration::from_secs(2),
+            "the machine was too slow to tell"
+        );
+        assert!(
+            served(b.find(&id, None).await),
+            "expired before its idle timeout"
         );
     }
 }
