@@ -1085,3 +1085,26 @@ fn the_quickstart_example_serves_http_with_its_one_flag() {
     let response = session.call(1, "add", json!({"a": 2, "b": 40}));
     assert_eq!(text(&response), "42");
 }
+
+/// JSON answers to the endpoint's POSTs and its refusals say their length, as keep-alive
+/// clients and proxies expect, rather than coming in chunks.
+#[test]
+fn json_answers_and_refusals_carry_a_content_length() {
+    let server = catalogue(&[]);
+    let answered = post(&server, &initialize_message(LATEST, json!({}))).send();
+    let refused = server
+        .request("POST", "/mcp")
+        .header("Accept", "text/html")
+        .json(&initialize_message(LATEST, json!({})))
+        .send();
+    for (response, status) in [(answered, 200), (refused, 406)] {
+        assert_eq!(response.status, status, "{response:?}");
+        assert_eq!(response.header("transfer-encoding"), None, "{response:?}");
+        let length = response
+            .header("content-length")
+            .unwrap_or_else(|| panic!("no Content-Length: {response:?}"))
+            .parse::<usize>()
+            .unwrap();
+        assert_eq!(response.bytes().len(), length);
+    }
+}

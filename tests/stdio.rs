@@ -559,3 +559,23 @@ fn the_server_grows_its_input_pipe_so_a_large_message_crosses_in_one_piece() {
         server.stdin_pipe_bytes()
     );
 }
+
+/// Large results are serialised into the buffer of an earlier large frame once it is
+/// written: each answer carries its own text, whatever came before it, larger or smaller.
+#[test]
+fn large_results_in_turn_each_carry_their_own_text() {
+    let mut server = ready_catalogue();
+    for (id, (fill, bytes)) in [('a', 300_000), ('b', 100_000), ('c', 600_000), ('d', 10)]
+        .into_iter()
+        .enumerate()
+    {
+        let query = fill.to_string().repeat(bytes);
+        let id = i64::try_from(id).unwrap() + 1;
+        let response = call(&mut server, id, "search", json!({"query": query}));
+        assert_eq!(
+            text(&response),
+            format!("{query} (limit 10)"),
+            "answer {id} ({bytes} bytes of `{fill}`)"
+        );
+    }
+}

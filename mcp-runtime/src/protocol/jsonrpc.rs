@@ -344,15 +344,71 @@ pub(crate) fn result_json_sized(
     result: &impl Serialize,
     capacity: usize,
 ) -> Result<String, serde_json::Error> {
-    let mut out = Vec::with_capacity(capacity);
+    let mut out = spare::take(capacity);
     serde_json::to_writer(&mut out, result)?;
     // serde_json writes valid UTF-8 only.
     String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
 }
 
+/// One large frame's buffer kept for the next large result, per thread.
+///
+/// A result of a megabyte serialised into a fresh buffer costs the kernel a fault for every
+/// page of it, each call: the allocator hands a buffer that large back to the system when
+/// it is freed (or maps it afresh), and two of them freed in one call (the result's and the
+/// tool's own text) take the heap over its trim threshold. A transport that has written a
+/// frame gives its buffer back with [`recycle`](spare::recycle): stdio on Linux does, where a
+/// call answered at once is serialised and written on the one thread stdio runs on (a result
+/// made on another thread allocates as before). Small results never use it: the allocator
+/// keeps those itself. One buffer of at most 16 MiB stays held per thread that wrote one.
+pub(crate) mod spare {
+    use std::cell::Cell;
+
+    /// Buffers smaller than this are left to the allocator.
+    const LARGE: usize = 64 << 10;
+    /// A buffer larger than this is not kept: the memory would stay held for nothing.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    const MAX_KEPT: usize = 16 << 20;
+
+    thread_local! {
+        static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    }
+
+    /// An empty buffer of at least `capacity` bytes: the kept one when it is large enough.
+    pub(crate) fn take(capacity: usize) -> Vec<u8> {
+        if capacity >= LARGE
+            && let Ok(kept) = SPARE.try_with(Cell::take)
+        {
+            if kept.capacity() >= capacity {
+                return kept;
+            }
+            // Too small for this one: a later, smaller result may still use it.
+            let _ = SPARE.try_with(|spare| spare.set(kept));
+        }
+        Vec::with_capacity(capacity)
+    }
+
+    /// Keeps a written frame's buffer for the next large result, if it is worth keeping
+    /// (and larger than the one kept already).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub(crate) fn recycle(mut frame: Vec<u8>) {
+        if !(LARGE..=MAX_KEPT).contains(&frame.capacity()) {
+            return;
+        }
+        frame.clear();
+        let _ = SPARE.try_with(|spare| {
+            let kept = spare.take();
+            spare.set(if kept.capacity() >= frame.capacity() {
+                kept
+            } else {
+                frame
+            });
+        });
+    }
+}
+
 /// [`response_frame`] in the result's own buffer: with a numeric id and room in the buffer
-/// (see [`result_json`]) the envelope goes in front of the result, and the response costs no
-/// allocation of its own.
+/// (see [`result_json_sized`]) the envelope goes in front of the result, and the response
+/// costs no allocation of its own.
 pub(crate) fn response_frame_around(id: &RequestId, mut result: String) -> Frame {
     const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
     const RESULT: &[u8] = b",\"result\":";
@@ -429,6 +485,29 @@ fn write_id(out: &mut String, id: &RequestId) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_written_large_frame_is_the_next_large_results_buffer() {
+        let frame = spare::take(1 << 20);
+        let address = frame.as_ptr();
+        let mut frame = frame;
+        frame.extend_from_slice(b"an earlier answer");
+        spare::recycle(frame);
+        // A smaller large result takes it, empty.
+        let next = spare::take(256 << 10);
+        assert_eq!((next.as_ptr(), next.len()), (address, 0));
+        assert!(next.capacity() >= 1 << 20);
+        spare::recycle(next);
+        // A larger one gets a buffer of its own and leaves the kept one for later.
+        let larger = spare::take(2 << 20);
+        assert_ne!(larger.as_ptr(), address);
+        let kept = spare::take(1 << 20);
+        assert_eq!(kept.as_ptr(), address);
+        drop((larger, kept));
+        // Small results and small frames are the allocator's.
+        spare::recycle(Vec::with_capacity(1024));
+        assert_eq!(spare::take(100).capacity(), 100);
+    }
 
     fn classify(text: &str) -> Result<Incoming<'_>, (Option<RequestId>, RpcError)> {
         serde_json::from_str::<Envelope<'_>>(text)

@@ -3,6 +3,7 @@
 mod cache;
 pub(crate) mod deep;
 mod jsonrpc;
+pub(crate) use jsonrpc::spare;
 pub(crate) mod messages;
 mod methods;
 mod version;

@@ -386,6 +386,7 @@ mod pipes {
                 pipe.write_all(&frame).await?;
                 pipe.write_all(b"\n").await?;
             }
+            crate::protocol::spare::recycle(frame);
             match queue.try_recv() {
                 Some(next) => frame = next,
                 None => break,

@@ -249,11 +249,51 @@ pub(super) async fn post(
     body: Bytes,
 ) -> Response<Body> {
     let auth = auth.map(|Extension(a)| a);
+    let peer = peer.map(|Extension(ConnectInfo(p))| p);
+    post_checked(state, (auth, peer), method, uri, headers, body).await
+}
+
+/// A POST to the endpoint straight from the connection, without the router: through the
+/// same [`guard`](super::guard) as every routed request, then served as [`post`] serves it.
+/// Most requests a server answers are these; the router's matching, its middleware's
+/// boxed futures and the handler's extractors cost each of them time for nothing.
+pub(super) async fn post_request(
+    state: Arc<HttpState>,
+    request: axum::extract::Request,
+) -> Response<Body> {
+    let (mut parts, body) = match super::guard::check(&state, request).await {
+        Ok(checked) => checked,
+        Err(refusal) => return refusal,
+    };
+    let auth = parts.extensions.remove::<Arc<AuthInfo>>();
+    let peer = parts
+        .extensions
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|ConnectInfo(p)| *p);
+    post_checked(
+        state,
+        (auth, peer),
+        parts.method,
+        parts.uri,
+        parts.headers,
+        body,
+    )
+    .await
+}
+
+/// A POST whose head and body the guard has checked and read.
+async fn post_checked(
+    state: Arc<HttpState>,
+    (auth, peer): (Option<Arc<AuthInfo>>, Option<std::net::SocketAddr>),
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
     let admitted = match admit(&state, &headers, &body) {
         Ok(admitted) => admitted,
         Err(refusal) => return *refusal,
     };
-    let peer = peer.map(|Extension(ConnectInfo(p))| p);
     // What the handler may read of the request; the token was read already.
     let request = Arc::new(HttpRequest::new(method, uri, headers, peer));
     let headers = request.headers();

@@ -1,7 +1,9 @@
 //! The one gate in front of every route the endpoint serves — the MCP endpoint, the legacy
 //! HTTP+SSE routes, the metadata, the metrics, and the fallback for unknown paths. It is applied to the
-//! whole router after every route is in it, so a route added later is behind it too. In
-//! order, cheapest first:
+//! whole router after every route is in it, so a route added later is behind it too; and a
+//! standalone server's connections, which hand the endpoint's POSTs to the endpoint without
+//! the router, call the same [`check`] first. A check belongs in [`check`], never in the
+//! middleware around it. In order, cheapest first:
 //!
 //! 1. framing: exactly one `Host`, at most one `Origin` and `Authorization` (RFC 9112
 //!    §3.2: a request with several `Host` lines is 400);
@@ -17,6 +19,7 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
@@ -29,6 +32,20 @@ pub(crate) async fn admit(
     request: Request,
     next: Next,
 ) -> Response<Body> {
+    match check(&state, request).await {
+        Ok((parts, body)) => next.run(Request::from_parts(parts, Body::from(body))).await,
+        Err(refusal) => refusal,
+    }
+}
+
+/// The checks, in the order above: the request's head (with the caller, when a token
+/// named one, as an `Arc<AuthInfo>` extension) and its whole body; or the refusal to send
+/// instead. The one function both ways into the endpoint go through: the router's
+/// middleware ([`admit`]) and the connection's own dispatch of the endpoint's POST.
+pub(crate) async fn check(
+    state: &HttpState,
+    request: Request,
+) -> Result<(Parts, Bytes), Response<Body>> {
     let (mut parts, body) = request.into_parts();
     for (name, what) in [
         (header::HOST, "Host"),
@@ -37,19 +54,19 @@ pub(crate) async fn admit(
         (header::CONTENT_TYPE, "Content-Type"),
     ] {
         if parts.headers.get_all(&name).iter().nth(1).is_some() {
-            return closing(json_error(
+            return Err(closing(json_error(
                 StatusCode::BAD_REQUEST,
                 &format!("more than one {what} header"),
-            ));
+            )));
         }
     }
     let authority = parts.uri.authority().map(|a| a.as_str().to_owned());
     if let Err(refusal) =
-        security::check_host_and_origin(&state, &parts.headers, authority.as_deref())
+        security::check_host_and_origin(state, &parts.headers, authority.as_deref())
     {
         // A request naming a host it may not (or none, or two) is not one to keep a
         // connection open for.
-        return closing(*refusal);
+        return Err(closing(*refusal));
     }
     let limit = state.options.max_body_bytes;
     let declared = parts
@@ -58,20 +75,20 @@ pub(crate) async fn admit(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|length| length > limit as u64) {
-        return closing(too_large(limit));
+        return Err(closing(too_large(limit)));
     }
     if state.public_paths.iter().any(|p| p == parts.uri.path()) {
         let has_body = declared.is_some_and(|length| length > 0)
             || parts.headers.contains_key(header::TRANSFER_ENCODING);
         if has_body {
-            return closing(json_error(
+            return Err(closing(json_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "this route takes no request body",
-            ));
+            )));
         }
-        return next.run(Request::from_parts(parts, Body::empty())).await;
+        return Ok((parts, Bytes::new()));
     }
-    match security::authenticate(&state, &parts.headers).await {
+    match security::authenticate(state, &parts.headers).await {
         Ok(Some(caller)) => {
             // A route that needs a scope of its own (the metrics) refuses a token without it.
             let needs = state
@@ -81,34 +98,34 @@ pub(crate) async fn admit(
             if let Some((_, scope)) = needs
                 && !caller.has_scope(scope)
             {
-                return security::lacks_scope(&state, &parts.headers, scope);
+                return Err(security::lacks_scope(state, &parts.headers, scope));
             }
             parts.extensions.insert(Arc::new(caller));
         }
         Ok(None) => {}
-        Err(refusal) => return *refusal,
+        Err(refusal) => return Err(*refusal),
     }
     let body =
         match tokio::time::timeout(state.options.body_read_timeout, read_body(body, limit)).await {
             Ok(Ok(bytes)) => bytes,
-            Ok(Err(BodyError::TooLarge)) => return closing(too_large(limit)),
+            Ok(Err(BodyError::TooLarge)) => return Err(closing(too_large(limit))),
             Ok(Err(BodyError::Broken)) => {
-                return closing(json_error(
+                return Err(closing(json_error(
                     StatusCode::BAD_REQUEST,
                     "the request body could not be read",
-                ));
+                )));
             }
             Err(_) => {
-                return closing(json_error(
+                return Err(closing(json_error(
                     StatusCode::REQUEST_TIMEOUT,
                     &format!(
                         "the request body did not arrive within {} ms",
                         state.options.body_read_timeout.as_millis()
                     ),
-                ));
+                )));
             }
         };
-    next.run(Request::from_parts(parts, Body::from(body))).await
+    Ok((parts, body))
 }
 
 enum BodyError {

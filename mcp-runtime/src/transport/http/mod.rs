@@ -253,6 +253,7 @@ impl Server {
         serve::serve(
             listener,
             router(Arc::clone(&state), true),
+            Arc::clone(&state),
             state.options.clone(),
             stopping,
         )
@@ -314,7 +315,9 @@ impl Server {
 
 /// The router: every route of the table, then the guard over all of them (and over the
 /// fallback for unknown paths when the router stands alone; mounted in an application, the
-/// application's own fallback is left alone), so no route can be served around it.
+/// application's own fallback is left alone), so no route can be served around it. Standing
+/// alone, the endpoint's POSTs reach the endpoint without it, through the same guard
+/// ([`serve::serve`]).
 fn router(state: Arc<HttpState>, standalone: bool) -> Router {
     let mut router = Router::new();
     for (route, handler) in route_table(&state.options) {

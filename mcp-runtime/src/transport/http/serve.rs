@@ -20,11 +20,11 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::ConnectInfo;
-use axum::http::{Request, Response};
-use http_body_util::BodyExt as _;
+use axum::http::{Method, Request, Response};
 use hyper::body::Incoming;
+use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -34,6 +34,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::options::HttpOptions;
+use super::state::HttpState;
 use crate::quota::Quota;
 
 /// Connections of every peer, counted against the limits on one peer's and on all.
@@ -206,9 +207,14 @@ pub(crate) struct Stopping {
 
 /// Accepts and serves connections until `stopping.graceful` fires, then waits for the open
 /// ones until `stopping.hard` fires, and drops what is left.
+///
+/// `endpoint` is the state of the router's endpoint: its POSTs are served straight from
+/// the connection (see [`endpoint::post_request`](super::endpoint::post_request)), every
+/// other request through the router.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
+    endpoint: Arc<HttpState>,
     options: HttpOptions,
     stopping: Stopping,
 ) {
@@ -238,11 +244,12 @@ pub(crate) async fn serve(
         };
         tune(&tcp, &options);
         let router = router.clone();
+        let endpoint = Arc::clone(&endpoint);
         let options = Arc::clone(&options);
         let graceful = stopping.graceful.clone();
         connections.spawn(async move {
             let _slot = slot;
-            serve_connection(tcp, peer, router, &options, graceful).await;
+            serve_connection(tcp, peer, (router, endpoint), &options, graceful).await;
         });
     }
     drop(listener);
@@ -302,7 +309,7 @@ fn tune(tcp: &TcpStream, options: &HttpOptions) {
 async fn serve_connection(
     tcp: TcpStream,
     peer: SocketAddr,
-    router: Router,
+    (router, endpoint): (Router, Arc<HttpState>),
     options: &HttpOptions,
     graceful: CancellationToken,
 ) {
@@ -318,19 +325,25 @@ async fn serve_connection(
             let busy = clock.begin();
             let mut request = request.map(Body::new);
             request.extensions_mut().insert(ConnectInfo(peer));
-            let response = hyper::service::Service::call(&tower, request);
+            let route = if request.method() == Method::POST
+                && request.uri().path() == endpoint.options.path
+            {
+                Route::Endpoint(Arc::clone(&endpoint), request)
+            } else {
+                Route::Router(hyper::service::Service::call(&tower, request))
+            };
             async move {
-                let response: Response<Body> = match response.await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
+                let response: Response<Body> = match route {
+                    Route::Endpoint(state, request) => {
+                        super::endpoint::post_request(state, request).await
+                    }
+                    Route::Router(routed) => match routed.await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    },
                 };
                 // The connection is busy until the response body is sent or dropped.
-                Ok::<_, Infallible>(response.map(|body| {
-                    Body::new(body.map_frame(move |frame| {
-                        let _ = &busy;
-                        frame
-                    }))
-                }))
+                Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, busy })))
             }
         })
     };
@@ -360,6 +373,44 @@ async fn serve_connection(
             }
         }
     }
+}
+
+/// A response body that keeps its connection busy until it is sent or dropped. It says
+/// what it knows of its length (a JSON answer's is exact), so hyper writes a
+/// `Content-Length` rather than chunks.
+struct Tracked {
+    body: Body,
+    busy: Busy,
+}
+
+impl HttpBody for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let _ = &self.busy;
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Where a request goes: the endpoint's POST, or the router. One lives in each request's
+/// future, which holds the request either way (the router's future holds it too), so the
+/// request is not boxed apart.
+#[allow(clippy::large_enum_variant)]
+enum Route<F> {
+    Endpoint(Arc<HttpState>, Request<Body>),
+    Router(F),
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

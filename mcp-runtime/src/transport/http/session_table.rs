@@ -496,7 +496,12 @@ impl SessionTable {
     /// Shares a session that was just opened, before its client learns its id, so that any
     /// replica knows it; when it cannot be shared, it is ended.
     pub(crate) async fn share_new(&self, session: &HttpSession) -> Result<(), StoreError> {
-        let (Some(store), Some(record)) = (&self.shared, shared_record(session)) else {
+        // The record is made only when there is a store to share it with: a server of one
+        // replica pays nothing for it.
+        let Some(store) = &self.shared else {
+            return Ok(());
+        };
+        let Some(record) = shared_record(session) else {
             return Ok(());
         };
         let written_at = self.now_ms();
@@ -520,7 +525,10 @@ impl SessionTable {
     /// Writes a shared session's record back when a request changed it (its log level, its
     /// subscriptions), and tells the other replicas.
     pub(crate) async fn share_changes(&self, session: &HttpSession, before: Option<SessionRecord>) {
-        let (Some(store), Some(after)) = (&self.shared, shared_record(session)) else {
+        let Some(store) = &self.shared else {
+            return;
+        };
+        let Some(after) = shared_record(session) else {
             return;
         };
         if before.as_ref() == Some(&after) {
