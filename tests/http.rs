@@ -998,6 +998,18 @@ async fn the_endpoint_mounts_into_an_application_router_beside_its_own_routes() 
             .json(&initialize_message(LATEST, json!({})))
             .send();
         assert_eq!(elsewhere.status, 404, "only the path given is the endpoint");
+
+        // Mounted, the endpoint's POST is routed, and the guard stands in front of it there
+        // too (a standalone server hands it over without the router).
+        let foreign = Request::new(addr, "POST", "/api/mcp")
+            .header("Host", "attacker.example")
+            .header("Accept", "application/json, text/event-stream")
+            .json(&initialize_message(LATEST, json!({})))
+            .send();
+        assert_eq!(
+            foreign.status, 403,
+            "a foreign Host is refused: {foreign:?}"
+        );
     })
     .await
     .expect("the HTTP checks pass");

@@ -488,9 +488,8 @@ mod tests {
 
     #[test]
     fn a_written_large_frame_is_the_next_large_results_buffer() {
-        let frame = spare::take(1 << 20);
+        let mut frame = spare::take(1 << 20);
         let address = frame.as_ptr();
-        let mut frame = frame;
         frame.extend_from_slice(b"an earlier answer");
         spare::recycle(frame);
         // A smaller large result takes it, empty.

@@ -254,7 +254,6 @@ impl Server {
             listener,
             router(Arc::clone(&state), true),
             Arc::clone(&state),
-            state.options.clone(),
             stopping,
         )
         .await;

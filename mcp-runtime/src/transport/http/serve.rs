@@ -208,18 +208,17 @@ pub(crate) struct Stopping {
 /// Accepts and serves connections until `stopping.graceful` fires, then waits for the open
 /// ones until `stopping.hard` fires, and drops what is left.
 ///
-/// `endpoint` is the state of the router's endpoint: its POSTs are served straight from
-/// the connection (see [`endpoint::post_request`](super::endpoint::post_request)), every
-/// other request through the router.
+/// `endpoint` is the state of the router's endpoint, whose options are the connections'
+/// too: its POSTs are served straight from the connection (see
+/// [`endpoint::post_request`](super::endpoint::post_request)), every other request through
+/// the router.
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     endpoint: Arc<HttpState>,
-    options: HttpOptions,
     stopping: Stopping,
 ) {
-    let admission = admission(&options);
-    let options = Arc::new(options);
+    let admission = admission(&endpoint.options);
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -242,14 +241,13 @@ pub(crate) async fn serve(
             refuse(&tcp);
             continue;
         };
-        tune(&tcp, &options);
+        tune(&tcp, &endpoint.options);
         let router = router.clone();
         let endpoint = Arc::clone(&endpoint);
-        let options = Arc::clone(&options);
         let graceful = stopping.graceful.clone();
         connections.spawn(async move {
             let _slot = slot;
-            serve_connection(tcp, peer, (router, endpoint), &options, graceful).await;
+            serve_connection(tcp, peer, router, endpoint, graceful).await;
         });
     }
     drop(listener);
@@ -309,8 +307,8 @@ fn tune(tcp: &TcpStream, options: &HttpOptions) {
 async fn serve_connection(
     tcp: TcpStream,
     peer: SocketAddr,
-    (router, endpoint): (Router, Arc<HttpState>),
-    options: &HttpOptions,
+    router: Router,
+    endpoint: Arc<HttpState>,
     graceful: CancellationToken,
 ) {
     let clock = Clock::new();
@@ -321,6 +319,7 @@ async fn serve_connection(
     let tower = TowerToHyperService::new(router);
     let service = {
         let clock = Arc::clone(&clock);
+        let endpoint = Arc::clone(&endpoint);
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let busy = clock.begin();
             let mut request = request.map(Body::new);
@@ -343,7 +342,7 @@ async fn serve_connection(
                     },
                 };
                 // The connection is busy until the response body is sent or dropped.
-                Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, busy })))
+                Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, _busy: busy })))
             }
         })
     };
@@ -351,6 +350,7 @@ async fn serve_connection(
     builder.header_read_timeout(None).keep_alive(true);
     let mut connection = pin!(builder.serve_connection(io, service));
     let mut shutting_down = false;
+    let options = &endpoint.options;
     loop {
         let deadline = clock.deadline(options);
         tokio::select! {
@@ -380,7 +380,7 @@ async fn serve_connection(
 /// `Content-Length` rather than chunks.
 struct Tracked {
     body: Body,
-    busy: Busy,
+    _busy: Busy,
 }
 
 impl HttpBody for Tracked {
@@ -391,7 +391,6 @@ impl HttpBody for Tracked {
         mut self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let _ = &self.busy;
         Pin::new(&mut self.body).poll_frame(cx)
     }
 
