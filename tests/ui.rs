@@ -1,5 +1,6 @@
-//! Compile-time behaviour of the macros: what `#[tool]`, `#[prompt]` and `#[resource]` accept,
-//! and the error each mistake produces, pinned as `.stderr` snapshots.
+//! Compile-time behaviour of the macros: the error each mistake in `#[tool]`, `#[prompt]` and
+//! `#[resource]` produces, pinned as `.stderr` snapshots. What they accept is in
+//! `ui/*/pass/`, each program a test binary of its own (`ui-pass-*` in the manifest).
 //!
 //! Regenerate the snapshots with `TRYBUILD=overwrite cargo test -p mcp-tests --test ui`, then
 //! read every changed `.stderr`: each error must point at the user's own token. The snapshots
@@ -14,19 +15,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Every macro error, each program's against its `.stderr` snapshot. trybuild checks them all
+/// in one `cargo check`. (The programs that must compile and run are test binaries of this
+/// crate, `ui-pass-*` in its manifest: a set holding any of those makes trybuild build each
+/// program by a cargo invocation of its own, which took most of this test's time.)
 #[test]
 fn ui() {
     let t = trybuild::TestCases::new();
-    t.pass("ui/tool/pass/*.rs");
-    t.compile_fail("ui/tool/fail/*.rs");
-    t.pass("ui/prompt/pass/*.rs");
-    t.compile_fail("ui/prompt/fail/*.rs");
-    t.pass("ui/resource/pass/*.rs");
-    t.compile_fail("ui/resource/fail/*.rs");
-    t.pass("ui/toolbox/pass/*.rs");
-    t.compile_fail("ui/toolbox/fail/*.rs");
-    t.pass("ui/main/pass/*.rs");
-    t.compile_fail("ui/main/fail/*.rs");
+    for item in ["tool", "prompt", "resource", "toolbox", "main"] {
+        t.compile_fail(format!("ui/{item}/fail/*.rs"));
+    }
 }
 
 #[test]

@@ -28,6 +28,7 @@ impl FromStr for Depth {
 }
 
 /// Review the changes on a branch.
+#[allow(clippy::too_many_arguments)] // one argument of each kind
 #[prompt]
 fn code_review(
     /// Branch to compare against.

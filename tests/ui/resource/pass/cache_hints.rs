@@ -24,11 +24,17 @@ fn now() -> String {
 fn main() {
     assert_eq!(
         <config as ResourceItem>::DESCRIPTOR.cache,
-        Some(CacheHint { ttl_ms: 300_000, public: true })
+        Some(CacheHint {
+            ttl_ms: 300_000,
+            public: true
+        })
     );
     assert_eq!(
         <profile as ResourceItem>::DESCRIPTOR.cache,
-        Some(CacheHint { ttl_ms: 250, public: false })
+        Some(CacheHint {
+            ttl_ms: 250,
+            public: false
+        })
     );
     assert_eq!(<now as ResourceItem>::DESCRIPTOR.cache, None);
 }

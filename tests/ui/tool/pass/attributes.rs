@@ -1,5 +1,9 @@
 //! Every key of `#[tool(…)]`: `name`, `title`, `description` and `annotations(…)`.
 
+// Tools here go without descriptions for brevity: the warning that asks for one is checked
+// on its own (`ui.rs`).
+#![allow(deprecated)]
+
 use mcp_runtime::Tool;
 use mcp_runtime::prelude::*;
 

@@ -27,13 +27,19 @@ fn main() {
     let properties = &schema["properties"];
     assert_eq!(properties["limit"]["default"], 10, "{schema}");
     assert_eq!(properties["limit"]["type"], "integer", "{schema}");
-    assert_eq!(properties["limit"]["description"], "At most this many hits.", "{schema}");
+    assert_eq!(
+        properties["limit"]["description"], "At most this many hits.",
+        "{schema}"
+    );
     assert_eq!(properties["units"]["default"], "metric", "{schema}");
     assert_eq!(properties["units"]["type"], "string", "{schema}");
     assert_eq!(properties["offset"]["default"], -1.5, "{schema}");
     assert_eq!(properties["exact"]["default"], true, "{schema}");
     assert_eq!(schema["required"], json!(["query"]), "{schema}");
-    assert_eq!(search("x".into(), 1, "si".into(), 0.0, false), "x 1 si 0 false");
+    assert_eq!(
+        search("x".into(), 1, "si".into(), 0.0, false),
+        "x 1 si 0 false"
+    );
 
     let runtime = mcp_runtime::tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -49,12 +55,24 @@ fn main() {
         client.initialize().await.unwrap();
         for (tool, arguments, expected) in [
             ("search", json!({"query": "x"}), "x 10 metric -1.5 true"),
-            ("search", json!({"query": "x", "limit": null}), "x 10 metric -1.5 true"),
-            ("search", json!({"query": "x", "limit": 2}), "x 2 metric -1.5 true"),
+            (
+                "search",
+                json!({"query": "x", "limit": null}),
+                "x 10 metric -1.5 true",
+            ),
+            (
+                "search",
+                json!({"query": "x", "limit": 2}),
+                "x 2 metric -1.5 true",
+            ),
             ("search_by_hand", json!({"query": "x"}), "x 10"),
         ] {
             let result = client.call_tool(tool, arguments.clone()).await.unwrap();
-            assert_eq!(result.content, vec![Content::text(expected)], "{tool} {arguments}");
+            assert_eq!(
+                result.content,
+                vec![Content::text(expected)],
+                "{tool} {arguments}"
+            );
         }
     });
 }
@@ -68,4 +86,3 @@ fn search_by_hand(query: String, #[default = 10] limit: u32) -> String {
 fn hand_written() -> mcp_runtime::serde_json::Value {
     json!({"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "default": 10}}})
 }
-

@@ -1,5 +1,9 @@
 //! `schema_profile = "…"`: a tool always sent in one schema profile, whatever the client.
 
+// Tools here go without descriptions for brevity: the warning that asks for one is checked
+// on its own (`ui.rs`).
+#![allow(deprecated)]
+
 use mcp_runtime::prelude::*;
 use mcp_runtime::schema::SchemaProfile;
 use mcp_runtime::serde_json::json;

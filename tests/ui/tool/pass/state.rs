@@ -27,7 +27,11 @@ async fn greet(ctx: Context, State(greeting): State<Greeting>, name: String) -> 
 /// The full path, and an argument beside.
 #[tool]
 fn both(a: mcp_runtime::State<Counter>, b: State<Greeting>, #[default = 2] times: u32) -> String {
-    format!("{} {}", a.hits.load(Ordering::SeqCst), b.text.repeat(times as usize))
+    format!(
+        "{} {}",
+        a.hits.load(Ordering::SeqCst),
+        b.text.repeat(times as usize)
+    )
 }
 
 /// A prompt with state, for readers.
@@ -56,7 +60,10 @@ fn main() {
         .unwrap();
     assert_eq!(server.tool_names(), ["both", "bump", "greet"]);
     // The function stays an ordinary function.
-    assert_eq!(bump(State::new(Counter {
+    assert_eq!(
+        bump(State::new(Counter {
             hits: AtomicU64::new(7)
-        })), 7);
+        })),
+        7
+    );
 }

@@ -1,6 +1,10 @@
 //! Sync and async tools, public and private, at the crate root and in nested modules: each
 //! stays an ordinary function and is registered automatically or explicitly.
 
+// Tools here go without descriptions for brevity: the warning that asks for one is checked
+// on its own (`ui.rs`).
+#![allow(deprecated)]
+
 use mcp_runtime::prelude::*;
 
 /// Add two integers.

@@ -34,8 +34,14 @@ fn query(
 
 fn main() {
     use mcp_runtime::__private::Tool;
-    assert_eq!(<build as Tool>::DESCRIPTOR.task, mcp_runtime::tasks::TaskSupport::Optional);
-    assert_eq!(<migrate as Tool>::DESCRIPTOR.task, mcp_runtime::tasks::TaskSupport::Required);
+    assert_eq!(
+        <build as Tool>::DESCRIPTOR.task,
+        mcp_runtime::tasks::TaskSupport::Optional
+    );
+    assert_eq!(
+        <migrate as Tool>::DESCRIPTOR.task,
+        mcp_runtime::tasks::TaskSupport::Required
+    );
     assert_eq!(
         <migrate as Tool>::DESCRIPTOR.timeout,
         Some(std::time::Duration::from_secs(600))
@@ -43,7 +49,10 @@ fn main() {
     assert_eq!(<build as Tool>::DESCRIPTOR.timeout, None);
     let schema = (<query as Tool>::DESCRIPTOR.input_schema)();
     assert_eq!(schema["properties"]["region"]["x-mcp-header"], "Region");
-    assert_eq!(schema["properties"]["tenant_id"]["x-mcp-header"], "Tenant-Id");
+    assert_eq!(
+        schema["properties"]["tenant_id"]["x-mcp-header"],
+        "Tenant-Id"
+    );
     assert_eq!(schema["properties"]["dry_run"]["x-mcp-header"], "Dry");
     assert!(schema["properties"]["sql"].get("x-mcp-header").is_none());
     let server = mcp_runtime::server!().build().unwrap();

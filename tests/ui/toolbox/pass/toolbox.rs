@@ -48,14 +48,18 @@ impl Todo {
 fn main() {
     let server = mcp_runtime::server!()
         .auto_register(false)
-        .toolbox(Todo { items: Mutex::new(Vec::new()) })
+        .toolbox(Todo {
+            items: Mutex::new(Vec::new()),
+        })
         .state(Clock)
         .build()
         .unwrap();
     assert_eq!(server.tool_names(), ["add", "all_items", "version"]);
     assert_eq!(server.state::<Todo>().unwrap().len(), 0);
     // The methods stay ordinary methods.
-    let todo = Todo { items: Mutex::new(Vec::new()) };
+    let todo = Todo {
+        items: Mutex::new(Vec::new()),
+    };
     assert_eq!(todo.add("x".into(), 2), 2);
     assert_eq!(Todo::version(), "1");
 }
