@@ -303,35 +303,54 @@ fn forged_last_event_ids_do_not_grow_the_servers_memory() {
 fn a_client_trickling_its_head_is_disconnected_at_the_header_deadline() {
     let server = catalogue(&[("HTTP_HEADER_TIMEOUT_MS", "300")]);
     let mut tcp = connect(server.addr());
+    assert!(
+        trickle_head_until_closed(&mut tcp, Duration::from_secs(10)),
+        "the connection was still open after 10 s of trickling"
+    );
+}
+
+#[test]
+fn a_head_begun_after_a_long_idle_wait_still_has_only_the_header_deadline() {
+    // The idle deadline is a minute away; the head's is 300 ms after its first byte, though
+    // nothing tells the connection's watchdog when that byte comes.
+    let server = catalogue(&[
+        ("HTTP_HEADER_TIMEOUT_MS", "300"),
+        ("HTTP_IDLE_TIMEOUT_MS", "60000"),
+    ]);
+    let mut tcp = connect(server.addr());
+    // Idle for longer than the head may take: the watchdog has looked more than once.
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        trickle_head_until_closed(&mut tcp, Duration::from_secs(10)),
+        "the connection was still open after 10 s of trickling (the idle deadline was kept \
+         instead of the header deadline)"
+    );
+}
+
+/// Writes a head a byte now and then, never its end (a slowloris), until the server closes
+/// the connection or `limit` passes: whether it closed it.
+fn trickle_head_until_closed(tcp: &mut TcpStream, limit: Duration) -> bool {
     let started = Instant::now();
-    tcp.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
-        .expect("write");
-    // A byte now and then, never the end of the head: a slowloris.
-    let mut closed = false;
-    while started.elapsed() < Duration::from_secs(10) {
+    if tcp
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+        .is_err()
+    {
+        return true;
+    }
+    while started.elapsed() < limit {
         if tcp.write_all(b"X").is_err() {
-            closed = true;
-            break;
+            return true;
         }
         tcp.set_read_timeout(Some(Duration::from_millis(100)))
             .expect("timeout");
         let mut byte = [0u8; 256];
         match tcp.read(&mut byte) {
-            Ok(_) => {
-                closed = true;
-                break;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
-                closed = true;
-                break;
-            }
+            Ok(_) => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
             Err(_) => {}
         }
     }
-    assert!(
-        closed,
-        "the connection was still open after 10 s of trickling"
-    );
+    false
 }
 
 #[test]

@@ -18,7 +18,7 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{SseOptions, parse_event_id, sse_response};
-use super::media::{accepts, is_json_body};
+use super::media::{accepts, accepts_each, is_json_body};
 use super::session_table::{Client, ClientCall, HttpSession, Lookup};
 use super::state::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
@@ -220,6 +220,8 @@ struct Admitted {
     stateless_era: bool,
     /// The revision its headers name (the handshake era).
     version: ProtocolVersion,
+    /// Its `Accept` allows an SSE stream for an answer.
+    takes_stream: bool,
 }
 
 /// The session a POST is served in.
@@ -330,9 +332,9 @@ fn admit(
             "the body must be JSON (Content-Type: application/json)",
         )));
     }
-    if !accepts(headers, "application/json")
-        || (!state.options.stateless && !accepts(headers, "text/event-stream"))
-    {
+    let [takes_json, takes_stream] =
+        accepts_each(headers, ["application/json", "text/event-stream"]);
+    if !takes_json || (!state.options.stateless && !takes_stream) {
         return Err(Box::new(json_error(
             StatusCode::NOT_ACCEPTABLE,
             "the Accept header must allow both application/json and text/event-stream",
@@ -359,6 +361,7 @@ fn admit(
         shape: classify(body),
         stateless_era,
         version,
+        takes_stream,
     })
 }
 
@@ -485,7 +488,9 @@ async fn respond(
         auth,
         round_trip: None,
         task: None,
-        closing: state.shutdown.child_token(),
+        // Only watched (a listener ends when it fires), never cancelled through here: the
+        // server's own token, without a child per request to make and unlink.
+        closing: state.shutdown.clone(),
         stream: Some(Arc::new(HttpStreamControl {
             close: close.clone(),
             retry: Arc::clone(&close_retry),
@@ -600,7 +605,7 @@ async fn respond(
                 // A stateless-era request: its notifications (progress, logs) and its
                 // response travel on an SSE stream of its own, which no event store keeps.
                 (First::Message(first), None)
-                    if admitted.stateless_era && accepts(headers, "text/event-stream") =>
+                    if admitted.stateless_era && admitted.takes_stream =>
                 {
                     request_stream_response(state, first, frames, done, abandon)
                 }

@@ -1,6 +1,7 @@
 //! Media types in `Content-Type` and `Accept` (RFC 9110 §8.3 and §12.5.1), parsed with the
 //! `mime` crate: names compare without regard to case, parameters are read, and a media range
-//! with `q=0` refuses a type rather than accepting it.
+//! with `q=0` refuses a type rather than accepting it. A value without parameters (what
+//! clients send almost always) is compared as it stands, without the parser.
 
 use axum::http::{HeaderMap, header};
 use mime::Mime;
@@ -12,6 +13,9 @@ pub(super) fn is_json_body(headers: &HeaderMap) -> bool {
     let (Some(value), None) = (values.next(), values.next()) else {
         return false;
     };
+    if value.as_bytes().eq_ignore_ascii_case(b"application/json") {
+        return true;
+    }
     let Some(mime) = value.to_str().ok().and_then(|v| v.parse::<Mime>().ok()) else {
         return false;
     };
@@ -25,6 +29,12 @@ pub(super) fn is_json_body(headers: &HeaderMap) -> bool {
 /// header allows anything. The most specific range that matches decides (an exact type over
 /// `type/*` over `*/*`), and a quality of 0 means "not acceptable".
 pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let [allowed] = accepts_each(headers, [media]);
+    allowed
+}
+
+/// [`accepts`] for several media types, reading the header once.
+pub(super) fn accepts_each<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> [bool; N] {
     let mut ranges = headers
         .get_all(header::ACCEPT)
         .iter()
@@ -34,30 +44,50 @@ pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
         .filter(|item| !item.is_empty())
         .peekable();
     if ranges.peek().is_none() {
-        return true;
+        return [true; N];
     }
-    let (kind, subtype) = media.split_once('/').unwrap_or((media, ""));
-    let mut best: Option<(u8, f32)> = None;
+    let wanted = media.map(|m| m.split_once('/').unwrap_or((m, "")));
+    // For each media type: how specific the range that decides is, and its quality.
+    let mut best: [Option<(u8, f32)>; N] = [None; N];
     for range in ranges {
-        let Ok(range) = range.parse::<Mime>() else {
-            continue;
+        let parsed;
+        let (kind, subtype, quality) = if range.contains(';') {
+            let Ok(range) = range.parse::<Mime>() else {
+                continue;
+            };
+            parsed = range;
+            let quality = parsed
+                .get_param("q")
+                .map_or(Some(1.0), |q| q.as_str().parse::<f32>().ok())
+                .filter(|q| (0.0..=1.0).contains(q))
+                .unwrap_or(0.0);
+            (parsed.type_().as_str(), parsed.subtype().as_str(), quality)
+        } else {
+            // Without parameters a range is its two names, compared as the parser would
+            // (without regard to case); one that is not `type/subtype` matches nothing.
+            let Some((kind, subtype)) = range.split_once('/') else {
+                continue;
+            };
+            (kind, subtype, 1.0)
         };
-        let specificity = match (range.type_().as_str(), range.subtype().as_str()) {
-            (t, s) if t == kind && s == subtype => 2,
-            (t, "*") if t == kind => 1,
-            ("*", "*") => 0,
-            _ => continue,
-        };
-        let quality = range
-            .get_param("q")
-            .map_or(Some(1.0), |q| q.as_str().parse::<f32>().ok())
-            .filter(|q| (0.0..=1.0).contains(q))
-            .unwrap_or(0.0);
-        if best.is_none_or(|(s, _)| specificity > s) {
-            best = Some((specificity, quality));
+        for ((want_kind, want_subtype), best) in wanted.iter().zip(best.iter_mut()) {
+            let specificity = if kind.eq_ignore_ascii_case(want_kind)
+                && subtype.eq_ignore_ascii_case(want_subtype)
+            {
+                2
+            } else if kind.eq_ignore_ascii_case(want_kind) && subtype == "*" {
+                1
+            } else if kind == "*" && subtype == "*" {
+                0
+            } else {
+                continue;
+            };
+            if best.is_none_or(|(s, _)| specificity > s) {
+                *best = Some((specificity, quality));
+            }
         }
     }
-    best.is_some_and(|(_, quality)| quality > 0.0)
+    best.map(|best| best.is_some_and(|(_, quality)| quality > 0.0))
 }
 
 #[cfg(test)]
@@ -112,5 +142,25 @@ mod tests {
         assert!(!allows(&["application/jsonx"], "application/json"));
         assert!(!allows(&["text/html"], "application/json"));
         assert!(allows(&[], "application/json"), "no header allows anything");
+        assert!(!allows(&["application"], "application/json"));
+        assert!(!allows(&["application/json/x"], "application/json"));
+        assert!(!allows(&["*/json"], "application/json"));
+    }
+
+    #[test]
+    fn each_media_type_is_judged_on_its_own_in_one_reading() {
+        let each = |v: &[&str]| {
+            accepts_each(
+                &with(header::ACCEPT, v),
+                ["application/json", "text/event-stream"],
+            )
+        };
+        assert_eq!(each(&["application/json, text/event-stream"]), [true, true]);
+        assert_eq!(each(&["Application/JSON,TEXT/event-stream"]), [true, true]);
+        assert_eq!(each(&["application/json"]), [true, false]);
+        assert_eq!(each(&["text/*"]), [false, true]);
+        assert_eq!(each(&["*/*;q=0.5, text/event-stream;q=0"]), [true, false]);
+        assert_eq!(each(&["application/json;q=0, */*"]), [false, true]);
+        assert_eq!(each(&[]), [true, true]);
     }
 }

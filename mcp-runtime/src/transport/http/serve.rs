@@ -29,7 +29,6 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -80,9 +79,6 @@ struct Clock {
     /// When the first byte of a head arrived on an idle connection (ms since `epoch`, plus
     /// one; 0 for none).
     head_since: AtomicU64,
-    /// Wakes the watchdog when the state changes: a head started (its deadline is nearer
-    /// than the idle one) or the connection became idle (it had no deadline while busy).
-    changed: Notify,
 }
 
 impl Clock {
@@ -92,7 +88,6 @@ impl Clock {
             busy: AtomicUsize::new(0),
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(0),
-            changed: Notify::new(),
         })
     }
 
@@ -101,13 +96,13 @@ impl Clock {
     }
 
     fn bytes_read(&self) {
-        if self.busy.load(Ordering::Acquire) == 0
-            && self
-                .head_since
-                .compare_exchange(0, self.now() + 1, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-        {
-            self.changed.notify_one();
+        if self.busy.load(Ordering::Acquire) == 0 && self.head_since.load(Ordering::Acquire) == 0 {
+            let _ = self.head_since.compare_exchange(
+                0,
+                self.now() + 1,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -141,7 +136,6 @@ impl Drop for Busy {
     fn drop(&mut self) {
         if self.0.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.0.idle_since.store(self.0.now(), Ordering::Release);
-            self.0.changed.notify_one();
         }
     }
 }
@@ -351,8 +345,16 @@ async fn serve_connection(
     let mut connection = pin!(builder.serve_connection(io, service));
     let mut shutting_down = false;
     let options = &endpoint.options;
+    // The watchdog is not told when a head starts or a request ends, which would cost each
+    // request a wake-up of this task and a new timer. It looks at the clock instead, at
+    // each deadline and at least this often: a deadline that begins between two looks is
+    // at least this far off, so the next look sets the timer to it, and it is kept exactly.
+    let every = options
+        .idle_timeout
+        .min(options.header_read_timeout)
+        .max(Duration::from_millis(10));
+    let mut watchdog = pin!(tokio::time::sleep(every));
     loop {
-        let deadline = clock.deadline(options);
         tokio::select! {
             served = connection.as_mut() => {
                 if let Err(e) = served {
@@ -364,12 +366,17 @@ async fn serve_connection(
                 shutting_down = true;
                 connection.as_mut().graceful_shutdown();
             }
-            () = clock.changed.notified() => {}
-            () = sleep_until(deadline) => {
-                if clock.deadline(options).is_some_and(|d| d <= Instant::now()) {
-                    tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
-                    return;
-                }
+            () = watchdog.as_mut() => {
+                let now = Instant::now();
+                let next = match clock.deadline(options) {
+                    Some(deadline) if deadline <= now => {
+                        tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
+                        return;
+                    }
+                    Some(deadline) => deadline.min(now + every),
+                    None => now + every,
+                };
+                watchdog.as_mut().reset(next.into());
             }
         }
     }
@@ -410,11 +417,4 @@ impl HttpBody for Tracked {
 enum Route<F> {
     Endpoint(Arc<HttpState>, Request<Body>),
     Router(F),
-}
-
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
-        None => std::future::pending().await,
-    }
 }
