@@ -27,6 +27,35 @@ fn ui() {
     }
 }
 
+/// Every program of `ui/*/pass/` is a test target of this crate: one left out of the
+/// manifest would never be built.
+#[test]
+fn every_program_that_must_compile_is_a_test_target() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(tests.join("Cargo.toml")).expect("read the manifest");
+    let mut missing = Vec::new();
+    for item in std::fs::read_dir(tests.join("ui")).expect("read ui/") {
+        let item = item.expect("read ui/").path();
+        let Ok(programs) = std::fs::read_dir(item.join("pass")) else {
+            continue;
+        };
+        for program in programs {
+            let path = program.expect("read a pass/ folder").path();
+            let relative = path.strip_prefix(tests).expect("under the crate");
+            let line = format!("path = \"{}\"", relative.display());
+            if path.extension().is_some_and(|e| e == "rs")
+                && !manifest.lines().any(|l| l.trim() == line)
+            {
+                missing.push(relative.display().to_string());
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "add a `[[test]]` (harness = false) to tests/Cargo.toml for each of: {missing:?}"
+    );
+}
+
 #[test]
 fn serve_http_without_the_http_feature_says_which_feature_to_enable() {
     let (built, stderr) = build_with_default_features("serve_http");
