@@ -108,7 +108,7 @@ impl<'de> Deserialize<'de> for RequestId {
 ///
 /// A member that is present is `Some` even when its value is `null`: `"id": null` is an
 /// invalid id, not a missing one.
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 pub(crate) struct Envelope<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
@@ -185,6 +185,15 @@ impl<'a> Envelope<'a> {
             ));
         }
         serde_json::from_str(text)
+    }
+
+    /// Whether the message asks for an answer: a `method`, and an `id` that is not `null`
+    /// (what the transport needs to know before the message is validated).
+    #[cfg(feature = "http")]
+    pub(crate) fn asks(&self) -> Option<&str> {
+        self.method
+            .as_deref()
+            .filter(|_| self.id.is_some_and(|id| id.get() != "null"))
     }
 
     pub(crate) fn is_response(&self) -> bool {

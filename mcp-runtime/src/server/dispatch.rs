@@ -57,6 +57,35 @@ impl Server {
         }
     }
 
+    /// Reads a message once before routing it, for a transport that must know what it is
+    /// first (an HTTP POST's shape decides its session and its slots):
+    /// [`route_read`](Self::route_read) then routes it without reading it again. A batch, a
+    /// message that nests past the limit, is not UTF-8 or is no JSON-RPC object is not read
+    /// here: [`route`](Self::route) reads it, and answers it as it does.
+    #[cfg(feature = "http")]
+    pub(crate) fn read<'a>(&self, bytes: &'a [u8]) -> Option<Envelope<'a>> {
+        if nests_deeper_than(bytes, self.max_nesting_depth())
+            || bytes.trim_ascii_start().first() == Some(&b'[')
+        {
+            return None;
+        }
+        Envelope::parse(std::str::from_utf8(bytes).ok()?).ok()
+    }
+
+    /// Routes the message [`read`](Self::read) found in `bytes`, as [`route`](Self::route)
+    /// would.
+    #[cfg(feature = "http")]
+    pub(crate) fn route_read(
+        &self,
+        session: &Arc<Session>,
+        bytes: &[u8],
+        envelope: Envelope<'_>,
+        out: &RequestChannel,
+    ) -> Routed {
+        self.trace_in(bytes);
+        self.route_envelope(session, envelope, out)
+    }
+
     /// The answer to a message that nests past the limit: read without parsing it, it is
     /// refused as JSON-RPC asks — a parse error when it is not JSON at all, an invalid request
     /// answered to its id, and nothing for a notification or a response.

@@ -23,7 +23,7 @@ use super::session_table::{Client, ClientCall, HttpSession, Lookup};
 use super::state::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
-use crate::protocol::{Implementation, ProtocolVersion};
+use crate::protocol::{Envelope, Implementation, ProtocolVersion};
 use crate::server::Routed;
 use crate::server::stateless::STATELESS_VERSIONS;
 use crate::session::{
@@ -58,6 +58,18 @@ enum Body_ {
     Malformed,
 }
 
+/// The shape of a message the server read (see [`Server::read`](crate::server::Server::read)).
+fn shape_of(message: &Envelope<'_>) -> Body_ {
+    match message.asks() {
+        Some(method) => Body_::Request {
+            initialize: method == "initialize",
+            listen: method == "subscriptions/listen",
+        },
+        None => Body_::NoResponse,
+    }
+}
+
+/// The shape of a body the server did not read as one message (a batch, or not a message).
 fn classify(body: &[u8]) -> Body_ {
     // The peek below skips strings it does not keep without checking them.
     if std::str::from_utf8(body).is_err() {
@@ -214,8 +226,10 @@ impl StreamControl for HttpStreamControl {
 }
 
 /// What admitting a POST found out about it.
-struct Admitted {
+struct Admitted<'a> {
     shape: Body_,
+    /// The message, read once here for its shape and routed as read, when the body is one.
+    message: Option<Envelope<'a>>,
     /// It belongs to the stateless era (its `_meta` or `MCP-Protocol-Version` says so).
     stateless_era: bool,
     /// The revision its headers name (the handshake era).
@@ -321,11 +335,11 @@ async fn post_checked(
 
 /// Admits a POST: a JSON body, an `Accept` that allows the answer, stateless-era headers
 /// that agree with the body, a revision this server speaks.
-fn admit(
+fn admit<'a>(
     state: &HttpState,
     headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Admitted, Box<Response<Body>>> {
+    body: &'a [u8],
+) -> Result<Admitted<'a>, Box<Response<Body>>> {
     if !is_json_body(headers) {
         return Err(Box::new(json_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -357,8 +371,10 @@ fn admit(
         Ok(version) => version,
         Err(refusal) => return Err(Box::new(refused(refusal))),
     };
+    let message = state.server.read(body);
     Ok(Admitted {
-        shape: classify(body),
+        shape: message.as_ref().map_or_else(|| classify(body), shape_of),
+        message,
         stateless_era,
         version,
         takes_stream,
@@ -368,7 +384,7 @@ fn admit(
 /// Finds the session a POST is served in, or opens one for an `initialize`.
 async fn serve_in(
     state: &HttpState,
-    admitted: &Admitted,
+    admitted: &Admitted<'_>,
     headers: &HeaderMap,
     caller: Option<&AuthInfo>,
     peer: Option<std::net::SocketAddr>,
@@ -427,7 +443,7 @@ async fn serve_in(
 /// hold the slots waiting forever.
 fn permit(
     state: &HttpState,
-    admitted: &Admitted,
+    admitted: &Admitted<'_>,
     served: &Served,
 ) -> Result<Option<Permit>, Box<Response<Body>>> {
     if !matches!(admitted.shape, Body_::Request { .. } | Body_::Batch) {
@@ -471,7 +487,7 @@ fn permit(
 #[allow(clippy::too_many_arguments)]
 async fn respond(
     state: &Arc<HttpState>,
-    admitted: &Admitted,
+    admitted: &Admitted<'_>,
     served: &Served,
     (auth, request): (Option<Arc<AuthInfo>>, Arc<HttpRequest>),
     body: &[u8],
@@ -499,7 +515,12 @@ async fn respond(
         http: Some(Arc::clone(&request)),
     };
     let session = &served.session;
-    let routed = state.server.route(session, body, &channel);
+    let routed = match &admitted.message {
+        Some(message) => state
+            .server
+            .route_read(session, body, message.clone(), &channel),
+        None => state.server.route(session, body, &channel),
+    };
     drop(channel);
     // In the stateless era the response is the request's only channel: when the client
     // closes it before the response, the request is cancelled (2026-07-28, Cancellation).
