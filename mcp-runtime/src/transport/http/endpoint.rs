@@ -555,24 +555,37 @@ async fn respond(
         },
         Routed::Reply(None) => accepted(),
         Routed::Deferred(mut call) => {
-            let (done_tx, mut done) = oneshot::channel();
             // Polled once in place first: a handler that finishes at once (most tools) costs
             // no task of its own, and no wake-up of another worker thread.
-            match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
-                Poll::Ready(frame) => {
-                    drop(permit);
-                    let _ = done_tx.send(frame);
-                }
-                Poll::Pending => {
-                    state.tasks.spawn(async move {
-                        let frame = call.await;
-                        // The slot is free before the response can reach the client, which
-                        // may send its next request the moment it has it.
+            let (mut done, sent_first) =
+                match std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+                    Poll::Ready(frame) => {
                         drop(permit);
+                        // What it sent before its response is in the queue already: with
+                        // nothing there, the response is all there is, and goes out now.
+                        let Some(message) = frames.try_recv() else {
+                            abandon.disarm();
+                            return match frame {
+                                Some(frame) => answer(frame),
+                                None => accepted(),
+                            };
+                        };
+                        let (done_tx, done) = oneshot::channel();
                         let _ = done_tx.send(frame);
-                    });
-                }
-            }
+                        (done, Some(message))
+                    }
+                    Poll::Pending => {
+                        let (done_tx, done) = oneshot::channel();
+                        state.tasks.spawn(async move {
+                            let frame = call.await;
+                            // The slot is free before the response can reach the client,
+                            // which may send its next request the moment it has it.
+                            drop(permit);
+                            let _ = done_tx.send(frame);
+                        });
+                        (done, None)
+                    }
+                };
             // The first thing the handler sends decides the response: its response alone is
             // plain JSON; anything before it (progress, logs, requests to the client) opens
             // an SSE stream.
@@ -580,12 +593,15 @@ async fn respond(
                 Finished(Result<Option<Vec<u8>>, oneshot::error::RecvError>),
                 Message(Option<Vec<u8>>),
             }
-            // Messages are looked at before the response, so none sent before it is lost.
-            let first = tokio::select! {
-                biased;
-                Some(frame) = frames.recv() => First::Message(Some(frame)),
-                finished = &mut done => First::Finished(finished),
-                () = close.cancelled() => First::Message(None),
+            let first = match sent_first {
+                Some(message) => First::Message(Some(message)),
+                // Messages are looked at before the response, so none sent before it is lost.
+                None => tokio::select! {
+                    biased;
+                    Some(frame) = frames.recv() => First::Message(Some(frame)),
+                    finished = &mut done => First::Finished(finished),
+                    () = close.cancelled() => First::Message(None),
+                },
             };
             // On another thread the handler may have sent a message and finished between
             // the two looks above: then it is a stream after all, ending with the response.
