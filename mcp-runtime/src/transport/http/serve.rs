@@ -112,7 +112,8 @@ impl Clock {
         Busy(Arc::clone(self))
     }
 
-    /// When the connection's state runs out, if it can.
+    /// When the connection's state runs out, if it can (a timeout too long to add to the
+    /// clock, such as `Duration::MAX`, never runs out).
     fn deadline(&self, options: &HttpOptions) -> Option<Instant> {
         if self.busy.load(Ordering::Acquire) > 0 {
             return None;
@@ -124,7 +125,9 @@ impl Clock {
             ),
             head => (head - 1, options.header_read_timeout),
         };
-        Some(self.epoch + Duration::from_millis(since) + allowed)
+        self.epoch
+            .checked_add(Duration::from_millis(since))?
+            .checked_add(allowed)
     }
 }
 
@@ -348,7 +351,9 @@ async fn serve_connection(
     // The watchdog is not told when a head starts or a request ends, which would cost each
     // request a wake-up of this task and a new timer. It looks at the clock instead, at
     // each deadline and at least this often: a deadline that begins between two looks is
-    // at least this far off, so the next look sets the timer to it, and it is kept exactly.
+    // at least this far off, so the next look sets the timer to it, and it is kept exactly
+    // (timeouts under 10 ms, to within 10 ms). A busy connection is looked at as often, at
+    // no cost worth counting with the default timeouts (10 s for a head, 60 s idle).
     let every = options
         .idle_timeout
         .min(options.header_read_timeout)
@@ -373,8 +378,13 @@ async fn serve_connection(
                         tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
                         return;
                     }
-                    Some(deadline) => deadline.min(now + every),
-                    None => now + every,
+                    deadline => {
+                        // Timeouts of `Duration::MAX` say "never": a look about once in 34 years.
+                        let look = now
+                            .checked_add(every)
+                            .unwrap_or_else(|| now + Duration::from_secs(1 << 30));
+                        deadline.map_or(look, |deadline| deadline.min(look))
+                    }
                 };
                 watchdog.as_mut().reset(next.into());
             }
@@ -417,4 +427,23 @@ impl HttpBody for Tracked {
 enum Route<F> {
     Endpoint(Arc<HttpState>, Request<Body>),
     Router(F),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_too_long_for_the_clock_never_runs_out() {
+        let never = HttpOptions::default()
+            .idle_timeout(Duration::MAX)
+            .header_read_timeout(Duration::MAX);
+        let clock = Clock::new();
+        assert_eq!(clock.deadline(&never), None, "idle");
+        clock.bytes_read();
+        assert_eq!(clock.deadline(&never), None, "reading a head");
+        let soon = HttpOptions::default().header_read_timeout(Duration::from_secs(1));
+        let deadline = clock.deadline(&soon).expect("a head has a deadline");
+        assert!(deadline <= Instant::now() + Duration::from_secs(1));
+    }
 }
