@@ -25,6 +25,17 @@ use crate::session::{Negotiated, RequestChannel, Session};
 /// The most messages a JSON-RPC batch (2025-03-26) may hold.
 pub const MAX_BATCH_ITEMS: usize = 64;
 
+/// Why bytes are not one message [`Server::read`] can route.
+pub(crate) enum Unread<'a> {
+    /// Arrays and objects nest deeper than the server's limit.
+    TooDeep,
+    /// A JSON-RPC batch (2025-03-26), from its `[`.
+    Batch(&'a [u8]),
+    NotUtf8(std::str::Utf8Error),
+    /// Not JSON, or JSON but no JSON-RPC object.
+    NotAMessage(serde_json::Error),
+}
+
 impl Server {
     /// Routes one message (a line on stdio, a body on HTTP).
     pub(crate) fn route(
@@ -34,42 +45,35 @@ impl Server {
         out: &RequestChannel,
     ) -> Routed {
         self.trace_in(bytes);
-        if nests_deeper_than(bytes, self.max_nesting_depth()) {
-            return Routed::Reply(self.too_deep(bytes));
-        }
-        let trimmed = bytes.trim_ascii_start();
-        if trimmed.first() == Some(&b'[') {
-            return self.route_batch(session, trimmed, out);
-        }
-        // The text is checked to be UTF-8 once; every later read borrows from it.
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                return Routed::Reply(Some(error_frame(
-                    None,
-                    &RpcError::parse_error(format!("invalid JSON: the message is not UTF-8 ({e})")),
-                )));
-            }
-        };
-        match Envelope::parse(text) {
+        match self.read(bytes) {
             Ok(envelope) => self.route_envelope(session, envelope, out),
-            Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
+            Err(Unread::TooDeep) => Routed::Reply(self.too_deep(bytes)),
+            Err(Unread::Batch(items)) => self.route_batch(session, items, out),
+            Err(Unread::NotUtf8(e)) => Routed::Reply(Some(error_frame(
+                None,
+                &RpcError::parse_error(format!("invalid JSON: the message is not UTF-8 ({e})")),
+            ))),
+            Err(Unread::NotAMessage(e)) => {
+                Routed::Reply(Some(error_frame(None, &parse_failure(&e))))
+            }
         }
     }
 
-    /// Reads a message once before routing it, for a transport that must know what it is
-    /// first (an HTTP POST's shape decides its session and its slots):
-    /// [`route_read`](Self::route_read) then routes it without reading it again. A batch, a
-    /// message that nests past the limit, is not UTF-8 or is no JSON-RPC object is not read
-    /// here: [`route`](Self::route) reads it, and answers it as it does.
-    #[cfg(feature = "http")]
-    pub(crate) fn read<'a>(&self, bytes: &'a [u8]) -> Option<Envelope<'a>> {
-        if nests_deeper_than(bytes, self.max_nesting_depth())
-            || bytes.trim_ascii_start().first() == Some(&b'[')
-        {
-            return None;
+    /// Reads one message, its members borrowed from `bytes` (checked to be UTF-8 once), or
+    /// says why `bytes` are not one. [`route`](Self::route) answers each reason; a transport
+    /// that must know what a message is before routing it (an HTTP POST's shape decides its
+    /// session and its slots) reads it here and routes it with
+    /// [`route_read`](Self::route_read), without reading it again.
+    pub(crate) fn read<'a>(&self, bytes: &'a [u8]) -> Result<Envelope<'a>, Unread<'a>> {
+        if nests_deeper_than(bytes, self.max_nesting_depth()) {
+            return Err(Unread::TooDeep);
         }
-        Envelope::parse(std::str::from_utf8(bytes).ok()?).ok()
+        let trimmed = bytes.trim_ascii_start();
+        if trimmed.first() == Some(&b'[') {
+            return Err(Unread::Batch(trimmed));
+        }
+        let text = std::str::from_utf8(bytes).map_err(Unread::NotUtf8)?;
+        Envelope::parse(text).map_err(Unread::NotAMessage)
     }
 
     /// Routes the message [`read`](Self::read) found in `bytes`, as [`route`](Self::route)

@@ -37,15 +37,6 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const REQUEST_STREAM_BUDGET: usize = 1 << 20;
 use super::headers::VERSION_HEADER;
 
-/// What the POST body is, as far as the transport needs to know.
-#[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(borrow, default)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-}
-
 /// The shape of a POST body.
 enum Body_ {
     /// One request: answered with its response.
@@ -69,31 +60,28 @@ fn shape_of(message: &Envelope<'_>) -> Body_ {
     }
 }
 
-/// The shape of a body the server did not read as one message (a batch, or not a message).
+/// The shape of a body the server did not read as one message: a batch, or a message that
+/// nests past the server's limit (its shape still decides its status), or no message.
 fn classify(body: &[u8]) -> Body_ {
-    // The peek below skips strings it does not keep without checking them.
-    if std::str::from_utf8(body).is_err() {
+    let Ok(text) = std::str::from_utf8(body) else {
         return Body_::Malformed;
-    }
-    let trimmed = body.trim_ascii_start();
-    if trimmed.first() == Some(&b'[') {
-        return match serde_json::from_slice::<Vec<Peek<'_>>>(trimmed) {
-            Ok(items) if items.iter().any(|p| p.method.is_some() && p.id.is_some()) => Body_::Batch,
+    };
+    if text.trim_start().starts_with('[') {
+        // Each item read as the dispatch reads it (an item that is itself an array is no
+        // message, so it asks for nothing).
+        return match serde_json::from_str::<Vec<&RawValue>>(text) {
+            Ok(items)
+                if items
+                    .iter()
+                    .any(|item| Envelope::parse(item.get()).is_ok_and(|m| m.asks().is_some())) =>
+            {
+                Body_::Batch
+            }
             Ok(items) if !items.is_empty() => Body_::NoResponse,
             _ => Body_::Malformed,
         };
     }
-    match serde_json::from_slice::<Peek<'_>>(body) {
-        Ok(Peek {
-            method: Some(method),
-            id: Some(_),
-        }) => Body_::Request {
-            initialize: method == "initialize",
-            listen: method == "subscriptions/listen",
-        },
-        Ok(_) => Body_::NoResponse,
-        Err(_) => Body_::Malformed,
-    }
+    Envelope::parse(text).map_or(Body_::Malformed, |message| shape_of(&message))
 }
 
 /// The id of the request a body holds, to answer a refusal to it.
@@ -371,7 +359,7 @@ fn admit<'a>(
         Ok(version) => version,
         Err(refusal) => return Err(Box::new(refused(refusal))),
     };
-    let message = state.server.read(body);
+    let message = state.server.read(body).ok();
     Ok(Admitted {
         shape: message.as_ref().map_or_else(|| classify(body), shape_of),
         message,

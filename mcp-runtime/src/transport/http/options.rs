@@ -235,7 +235,10 @@ impl HttpOptions {
 
     /// How long a client may take to send a request's head once its first byte arrived
     /// (10 s unless set); past it, the connection is closed. A client that trickles its
-    /// headers (slowloris) holds a connection no longer than this.
+    /// headers (slowloris) holds a connection no longer than this. `Duration::MAX` sets no
+    /// deadline. The connection's watchdog looks at its clock at least every
+    /// min(this, [`idle_timeout`](Self::idle_timeout)), and not more often than every 10 ms:
+    /// a timeout under 10 ms is kept to within 10 ms.
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.header_read_timeout = timeout;
         self
@@ -248,7 +251,8 @@ impl HttpOptions {
         self
     }
 
-    /// How long a keep-alive connection may wait for its next request (60 s unless set).
+    /// How long a keep-alive connection may wait for its next request (60 s unless set);
+    /// `Duration::MAX` keeps idle connections open.
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
         self
