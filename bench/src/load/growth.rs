@@ -5,7 +5,8 @@
 //!
 //! Each is measured over stdio with its own small client (one request in flight; the load
 //! of `mcp-load run` is about calls per second, these rows about size), except the fan-out,
-//! which needs Streamable HTTP sessions and their GET streams.
+//! which needs Streamable HTTP sessions and their GET streams, and the payloads once more
+//! over Streamable HTTP (`http::payload`).
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -174,6 +175,28 @@ pub struct Payload {
     pub peak_kib: u64,
 }
 
+impl Payload {
+    /// `calls` texts of `bytes` bytes echoed in `wall`, with the resident set size after the
+    /// handshake and at its peak.
+    pub fn of(
+        server: &'static str,
+        rep: usize,
+        (bytes, calls): (usize, usize),
+        wall: Duration,
+        (idle_kib, peak_kib): (u64, u64),
+    ) -> Payload {
+        Payload {
+            server,
+            rep,
+            bytes,
+            calls,
+            mb_per_s: (calls * bytes) as f64 / wall.as_secs_f64() / 1e6,
+            idle_kib,
+            peak_kib,
+        }
+    }
+}
+
 /// How many calls carry a payload of `bytes`: about 64 MiB in all, from 16 to 5,000 calls.
 pub fn payload_calls(bytes: usize) -> usize {
     ((64 << 20) / bytes).clamp(16, 5_000)
@@ -187,41 +210,46 @@ pub fn payload(
     rep: usize,
 ) -> Result<Payload> {
     let calls = payload_calls(bytes);
-    let text: String = (0..bytes)
-        .map(|i| char::from(b'a' + (i % 26) as u8))
-        .collect();
+    let text = payload_text(bytes);
     let params = format!(r#"{{"name":"echo","arguments":{{"text":"{text}"}}}}"#);
     let (mut peer, _) = StdioPeer::start(server)?;
     let idle_kib = peer.process.rss_kib();
     let began = Instant::now();
     for _ in 0..calls {
         let reply = peer.request("tools/call", &params)?;
-        // Checked where the answer says what it is, so that checking costs the driver the
-        // same small time whatever the size: a result (every server writes its envelope and
-        // the text's start within the first few hundred bytes), and as long as the text.
-        let head = &reply[..reply.len().min(512)];
-        let carried = reply.len() > bytes
-            && find(head, b"\"result\"")
-            && find(head, &text.as_bytes()[..text.len().min(64)]);
-        if !carried {
+        if !carries(reply, text.as_bytes()) {
             return Err(format!(
                 "{name}: a reply to echo that does not carry its text: {}",
-                workload::lossy(head)
+                workload::lossy(&reply[..reply.len().min(512)])
             )
             .into());
         }
     }
     let wall = began.elapsed();
     let peak_kib = peer.stop()?;
-    Ok(Payload {
-        server: name,
+    Ok(Payload::of(
+        name,
         rep,
-        bytes,
-        calls,
-        mb_per_s: (calls * bytes) as f64 / wall.as_secs_f64() / 1e6,
-        idle_kib,
-        peak_kib,
-    })
+        (bytes, calls),
+        wall,
+        (idle_kib, peak_kib),
+    ))
+}
+
+/// Whether `reply` carries an `echo` result of `text` (the start of a JSON body or of an SSE
+/// body's one event): a result, longer than the text, whose first few hundred bytes hold the
+/// text's start. Checked so, the check costs the driver the same small time whatever the
+/// size.
+pub fn carries(reply: &[u8], text: &[u8]) -> bool {
+    let head = &reply[..reply.len().min(512)];
+    reply.len() > text.len() && find(head, b"\"result\"") && find(head, &text[..text.len().min(64)])
+}
+
+/// The text of `bytes` bytes the payload rows echo.
+pub fn payload_text(bytes: usize) -> String {
+    (0..bytes)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> bool {

@@ -128,6 +128,61 @@ pub fn idle_sessions(
     Ok((before, after))
 }
 
+/// `echo` of texts of `bytes` bytes over Streamable HTTP: one session (2025-11-25), one
+/// keep-alive connection, one call in flight, [`growth::payload_calls`](crate::growth)
+/// calls; each answer checked to carry its text, as JSON or as an SSE event.
+pub fn payload(
+    name: &'static str,
+    server: &ServerCommand,
+    bytes: usize,
+    rep: usize,
+) -> Result<crate::growth::Payload> {
+    let calls = crate::growth::payload_calls(bytes);
+    let text = crate::growth::payload_text(bytes);
+    let (process, endpoint) = spawn_listening(server, Duration::from_secs(600))?;
+    let mut client = Client::open(
+        &endpoint,
+        HttpWorkload {
+            era: Era::Session,
+            call: Call::Echo,
+        },
+    )?;
+    client.start_conversation()?;
+    client.finish_handshake()?;
+    let idle_kib = process.rss_kib();
+    let mut request = Vec::with_capacity(bytes + 128);
+    let headers = client.call_headers.clone();
+    let began = Instant::now();
+    for id in 1..=calls {
+        request.clear();
+        request.extend_from_slice(
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":""#)
+                .as_bytes(),
+        );
+        request.extend_from_slice(text.as_bytes());
+        request.extend_from_slice(br#""}}}"#);
+        client.post(&headers, &request)?;
+        if !crate::growth::carries(&client.body, text.as_bytes()) {
+            return Err(format!(
+                "{name}: a reply to echo over HTTP that does not carry its text: {}",
+                workload::lossy(&client.body[..client.body.len().min(512)])
+            )
+            .into());
+        }
+    }
+    let wall = began.elapsed();
+    let peak_kib = process.peak_rss_kib();
+    drop(client);
+    process.stop()?;
+    Ok(crate::growth::Payload::of(
+        name,
+        rep,
+        (bytes, calls),
+        wall,
+        (idle_kib, peak_kib),
+    ))
+}
+
 /// Starts the server with `--http 127.0.0.1:0` (killed after `deadline`) and waits until it
 /// says where it listens: its address and the endpoint's path.
 pub fn listening(

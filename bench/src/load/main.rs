@@ -14,8 +14,8 @@
 //! mcp-load sessions [--sessions N] what an idle Streamable HTTP session costs ours and
 //!                                 rmcp-default in resident memory
 //! mcp-load growth [options]       cost as the work grows: a catalogue of 1,000 tools, echo
-//!                                 payloads of 1 KiB to 1 MiB, 1,000 subscribers of one
-//!                                 resource
+//!                                 payloads of 1 KiB to 1 MiB (over stdio and over HTTP),
+//!                                 1,000 subscribers of one resource
 //! mcp-load soak [SERVER] [options] a million calls per transport, the server's resident
 //!                                 set size read ten times along the way; fails when it grew
 //!                                 more than 10 % after the first tenth
@@ -44,7 +44,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use build_cost::{BuildCost, BuildKind};
 use process::ServerCommand;
 use report::{ColdStart, Results, Sample};
-use run::{Plan, Server, Transport};
+use run::{Call, Era, HttpWorkload, Plan, Server, Transport};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -59,7 +59,7 @@ usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
        mcp-load build-cost [--build-reps N] [--builds LIST] [--nice N]
        mcp-load allocs [--calls N] [--warmup N]
        mcp-load sessions [--sessions N]
-       mcp-load growth [--reps N] [--rows catalogue,payloads,fan-out] [--tools N]
+       mcp-load growth [--reps N] [--rows catalogue,payloads,http-payloads,fan-out] [--tools N]
                     [--subscribers N] [--nice N]
        mcp-load soak [SERVER] [--calls N] [--checkpoints N] [--concurrency N]
                     [--transports LIST] [--nice N]
@@ -319,8 +319,85 @@ fn try_main() -> Result<()> {
     }
 }
 
+/// The `echo` payload rows of `mcp-load growth` over one transport (stdio, or Streamable
+/// HTTP in a 2025-11-25 session): each size, each server, `reps` times interleaved; one
+/// Markdown table of medians.
+fn payload_rows(
+    bin_dir: &std::path::Path,
+    reps: usize,
+    servers: &[Server],
+    transport: Transport,
+) -> Result<()> {
+    let over = if transport == Transport::Stdio {
+        "stdio"
+    } else {
+        "Streamable HTTP, one 2025-11-25 session"
+    };
+    let mut rows = Vec::new();
+    for rep in 1..=reps {
+        for bytes in PAYLOADS {
+            for &server in servers {
+                let command = server.command(bin_dir, transport);
+                let p = match transport {
+                    Transport::Stdio => growth::payload(server.name(), &command, bytes, rep)?,
+                    Transport::Http(_) => http::payload(server.name(), &command, bytes, rep)?,
+                };
+                eprintln!(
+                    "[payloads over {} rep {rep}] {:<12} {:>7} B × {:>4}: {:>7.1} MB/s, RSS {:.1} → {:.1} MiB",
+                    transport.name(),
+                    p.server,
+                    bytes,
+                    p.calls,
+                    p.mb_per_s,
+                    mib(p.idle_kib),
+                    mib(p.peak_kib)
+                );
+                rows.push(p);
+            }
+        }
+    }
+    println!("## echo payloads ({over}, one call in flight; medians of {reps})\n");
+    println!(
+        "| text | server | MB/s | ÷ ceiling | peak RSS growth | growth ÷ payload |\n|---|---|---:|---:|---:|---:|"
+    );
+    for bytes in PAYLOADS {
+        for &server in servers {
+            let mine: Vec<&growth::Payload> = rows
+                .iter()
+                .filter(|p| p.bytes == bytes && p.server == server.name())
+                .collect();
+            let ratios: Vec<f64> = mine
+                .iter()
+                .filter_map(|p| {
+                    let ceiling = rows.iter().find(|c| {
+                        c.rep == p.rep && c.bytes == bytes && c.server == Server::Ceiling.name()
+                    })?;
+                    Some(p.mb_per_s / ceiling.mb_per_s)
+                })
+                .collect();
+            let growth: Vec<f64> = mine
+                .iter()
+                .map(|p| p.peak_kib.saturating_sub(p.idle_kib) as f64 * 1024.0)
+                .collect();
+            let speed: Vec<f64> = mine.iter().map(|p| p.mb_per_s).collect();
+            let grown = med(&growth);
+            println!(
+                "| {} KiB | {} | {:.1} | {:.2} | {:.2} MiB | {:.1} |",
+                bytes >> 10,
+                server.name(),
+                med(&speed),
+                med(&ratios),
+                grown / (1 << 20) as f64,
+                grown / bytes as f64,
+            );
+        }
+    }
+    println!();
+    Ok(())
+}
+
 /// The rows of `mcp-load growth`.
-const ROWS: [&str; 3] = ["catalogue", "payloads", "fan-out"];
+const ROWS: [&str; 4] = ["catalogue", "payloads", "http-payloads", "fan-out"];
 
 /// The payload sizes of `mcp-load growth`.
 const PAYLOADS: [usize; 3] = [1 << 10, 64 << 10, 1 << 20];
@@ -417,62 +494,16 @@ fn growth(options: &Options) -> Result<()> {
             Server::RmcpFast,
             Server::RmcpDefault,
         ];
-        let mut rows = Vec::new();
-        for rep in 1..=reps {
-            for bytes in PAYLOADS {
-                for server in servers {
-                    let command = server.command(&bin_dir, Transport::Stdio);
-                    let p = growth::payload(server.name(), &command, bytes, rep)?;
-                    eprintln!(
-                        "[payloads rep {rep}] {:<12} {:>7} B × {:>4}: {:>7.1} MB/s, RSS {:.1} → {:.1} MiB",
-                        p.server,
-                        bytes,
-                        p.calls,
-                        p.mb_per_s,
-                        mib(p.idle_kib),
-                        mib(p.peak_kib)
-                    );
-                    rows.push(p);
-                }
-            }
-        }
-        println!("## echo payloads (stdio, one call in flight; medians of {reps})\n");
-        println!(
-            "| text | server | MB/s | ÷ ceiling | peak RSS growth | growth ÷ payload |\n|---|---|---:|---:|---:|---:|"
-        );
-        for bytes in PAYLOADS {
-            for server in servers {
-                let mine: Vec<&growth::Payload> = rows
-                    .iter()
-                    .filter(|p| p.bytes == bytes && p.server == server.name())
-                    .collect();
-                let ratios: Vec<f64> = mine
-                    .iter()
-                    .filter_map(|p| {
-                        let ceiling = rows.iter().find(|c| {
-                            c.rep == p.rep && c.bytes == bytes && c.server == Server::Ceiling.name()
-                        })?;
-                        Some(p.mb_per_s / ceiling.mb_per_s)
-                    })
-                    .collect();
-                let growth: Vec<f64> = mine
-                    .iter()
-                    .map(|p| p.peak_kib.saturating_sub(p.idle_kib) as f64 * 1024.0)
-                    .collect();
-                let speed: Vec<f64> = mine.iter().map(|p| p.mb_per_s).collect();
-                let grown = med(&growth);
-                println!(
-                    "| {} KiB | {} | {:.1} | {:.2} | {:.2} MiB | {:.1} |",
-                    bytes >> 10,
-                    server.name(),
-                    med(&speed),
-                    med(&ratios),
-                    grown / (1 << 20) as f64,
-                    grown / bytes as f64,
-                );
-            }
-        }
-        println!();
+        payload_rows(&bin_dir, reps, &servers, Transport::Stdio)?;
+    }
+    if row("http-payloads") {
+        // rmcp has one Streamable HTTP server; its two stdio configurations serve it alike.
+        let servers = [Server::Ours, Server::Ceiling, Server::RmcpDefault];
+        let transport = Transport::Http(HttpWorkload {
+            era: Era::Session,
+            call: Call::Echo,
+        });
+        payload_rows(&bin_dir, reps, &servers, transport)?;
     }
     if row("fan-out") {
         let server = ServerCommand {

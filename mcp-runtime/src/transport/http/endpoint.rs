@@ -143,6 +143,9 @@ fn stateless_error_status(frame: &[u8]) -> Option<StatusCode> {
         #[serde(rename = "invalidMeta")]
         invalid_meta: Option<IgnoredAny>,
     }
+    if !super::security::may_be_error(frame) {
+        return None;
+    }
     let error = serde_json::from_slice::<Frame>(frame).ok()?.error?;
     match i32::try_from(error.code).ok()? {
         code::METHOD_NOT_FOUND => Some(StatusCode::NOT_FOUND),

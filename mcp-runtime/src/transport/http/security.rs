@@ -267,7 +267,7 @@ pub(crate) fn insufficient_scope(
     frame: &[u8],
 ) -> Option<Response<Body>> {
     // Only an error frame can be one; most frames are not looked into.
-    if !frame.windows(8).any(|w| w == b"\"error\":") {
+    if !may_be_error(frame) {
         return None;
     }
     let value: serde_json::Value = serde_json::from_slice(frame).ok()?;
@@ -295,6 +295,13 @@ pub(crate) fn insufficient_scope(
             .insert(header::WWW_AUTHENTICATE, value);
     }
     Some(response)
+}
+
+/// Whether a response frame may be an error response: it has an `"error":` key somewhere
+/// (inside a string the quotes would be escaped). A frame without one is not parsed to find
+/// out; one SIMD scan, so a large result costs little.
+pub(crate) fn may_be_error(frame: &[u8]) -> bool {
+    memchr::memmem::find(frame, b"\"error\":").is_some()
 }
 
 /// An error with a `WWW-Authenticate: Bearer` challenge whose parameters are quoted strings
