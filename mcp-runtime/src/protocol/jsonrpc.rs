@@ -133,26 +133,30 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 fn borrowed_str<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
-    struct Text<'a>(std::borrow::Cow<'a, str>);
-    impl<'de> Deserialize<'de> for Text<'de> {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct Visit;
-            impl<'de> de::Visitor<'de> for Visit {
-                type Value = Text<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("a string")
-                }
-                fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
-                    Ok(Text(std::borrow::Cow::Borrowed(v)))
-                }
-                fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
-                    Ok(Text(std::borrow::Cow::Owned(v.to_owned())))
-                }
-            }
-            deserializer.deserialize_str(Visit)
-        }
-    }
     Option::<Text<'de>>::deserialize(deserializer).map(|t| t.map(|t| t.0))
+}
+
+/// A JSON string, borrowed from the text it was read from when it has no escapes, copied
+/// only when it has (serde's own `Cow<str>` is always a copy).
+pub(crate) struct Text<'a>(pub std::borrow::Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> de::Visitor<'de> for Visit {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Visit)
+    }
 }
 
 /// What an incoming object is.
@@ -174,8 +178,6 @@ pub(crate) enum Incoming<'a> {
 }
 
 impl<'a> Envelope<'a> {
-    /// Whether the message is a response (the peer's answer): no `method`, and a `result` or
-    /// an `error`, well-formed or not.
     /// Reads a message's members. Only a JSON object is a message: serde would also read
     /// the struct from an array, by position, which would make `["2.0", 1, "ping"]` a ping.
     pub(crate) fn parse(text: &'a str) -> Result<Envelope<'a>, serde_json::Error> {
@@ -196,6 +198,15 @@ impl<'a> Envelope<'a> {
             .filter(|_| self.id.is_some_and(|id| id.get() != "null"))
     }
 
+    /// The message's `method` (when it is a string) and its `params` as they stand, for the
+    /// HTTP transport's comparison of the stateless era's headers with the body.
+    #[cfg(feature = "http")]
+    pub(crate) fn method_and_params(&self) -> (Option<&str>, Option<&'a RawValue>) {
+        (self.method.as_deref(), self.params)
+    }
+
+    /// Whether the message is a response (the peer's answer): no `method`, and a `result` or
+    /// an `error`, well-formed or not.
     pub(crate) fn is_response(&self) -> bool {
         self.method.is_none() && (self.result.is_some() || self.error.is_some())
     }

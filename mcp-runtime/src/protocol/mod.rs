@@ -10,8 +10,8 @@ mod version;
 
 pub use cache::CacheHint;
 pub(crate) use jsonrpc::{
-    Envelope, Incoming, error_frame, notification_frame, response_frame, response_frame_around,
-    result_json_sized,
+    Envelope, Incoming, Text, error_frame, notification_frame, response_frame,
+    response_frame_around, result_json_sized,
 };
 pub use jsonrpc::{Frame, RequestId, RpcError, code};
 pub use messages::{Implementation, LogLevel, ProgressToken, Root, ToolAnnotations};

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::Server;
 use super::request::{Finish, parse_params};
-use crate::protocol::{Implementation, LogLevel, Method, ProtocolVersion, RpcError};
+use crate::protocol::{Implementation, LogLevel, Method, ProtocolVersion, RpcError, Text};
 use crate::session::{LazyBinding, Negotiated, RequestChannel, RoundTrip, Session};
 
 /// The stateless revisions this server speaks.
@@ -37,24 +37,25 @@ struct RequestMeta {
 impl RequestMeta {
     /// Reads `_meta`; a field of the wrong type is refused naming it in `invalidMeta`.
     fn read(raw: &RawValue) -> Result<RequestMeta, RpcError> {
-        let Fields(entries) = serde_json::from_str(raw.get())
+        let Fields(fields) = serde_json::from_str(raw.get())
             .map_err(|_| invalid_meta("_meta", "`_meta` must be an object".to_owned()))?;
-        let mut fields = std::collections::HashMap::with_capacity(entries.len());
-        for (key, value) in entries {
-            if key.starts_with("io.modelcontextprotocol/") && fields.contains_key(&key) {
+        // A handful of members: looked through in order rather than hashed.
+        for (i, (key, _)) in fields.iter().enumerate() {
+            if key.starts_with("io.modelcontextprotocol/")
+                && fields[..i].iter().any(|(earlier, _)| earlier == key)
+            {
                 return Err(invalid_meta(
-                    &key,
+                    key,
                     format!("`{key}` is given twice in `_meta`"),
                 ));
             }
-            fields.insert(key, value);
         }
         fn field<'a, T: Deserialize<'a>>(
-            fields: &std::collections::HashMap<std::borrow::Cow<'a, str>, &'a RawValue>,
+            fields: &[(std::borrow::Cow<'a, str>, &'a RawValue)],
             key: &str,
             expected: &str,
         ) -> Result<Option<T>, RpcError> {
-            match fields.get(key) {
+            match fields.iter().find(|(k, _)| k == key).map(|&(_, raw)| raw) {
                 None => Ok(None),
                 Some(raw) if raw.get() == "null" => Ok(None),
                 Some(raw) => serde_json::from_str(raw.get()).map(Some).map_err(|_| {
@@ -78,7 +79,8 @@ impl RequestMeta {
     }
 }
 
-/// The members of a JSON object in order, repeated keys and all (a map keeps the last).
+/// The members of a JSON object in order, repeated keys and all; keys are borrowed from the
+/// text unless they hold escapes.
 struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
 
 impl<'de> Deserialize<'de> for Fields<'de> {
@@ -93,11 +95,9 @@ impl<'de> Deserialize<'de> for Fields<'de> {
                 self,
                 mut map: A,
             ) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::new();
-                while let Some(entry) =
-                    map.next_entry::<std::borrow::Cow<'de, str>, &'de RawValue>()?
-                {
-                    entries.push(entry);
+                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some((Text(key), value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
+                    entries.push((key, value));
                 }
                 Ok(Fields(entries))
             }

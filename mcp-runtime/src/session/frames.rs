@@ -49,10 +49,13 @@ impl Outbound {
     }
 
     /// A queue whose reader is gone: what is sent to it is dropped, and not counted as a
-    /// notification a slow peer lost.
+    /// notification a slow peer lost. Every caller gets a sender of the same queue, made once
+    /// (a request's stand-in session takes one per request).
     #[cfg(feature = "http")]
     pub(crate) fn closed() -> Outbound {
-        Outbound::with_budget(usize::MAX).0
+        static CLOSED: std::sync::LazyLock<Outbound> =
+            std::sync::LazyLock::new(|| Outbound::with_budget(usize::MAX).0);
+        CLOSED.clone()
     }
 
     /// Queues a frame that must arrive (a response, a request); frames for a peer that is

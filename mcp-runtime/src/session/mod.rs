@@ -161,11 +161,18 @@ impl Session {
     }
 
     fn with(notifications: Notifications) -> Session {
+        Session::with_in_flight(notifications, Arc::new(Mutex::new(IdMap::default())))
+    }
+
+    fn with_in_flight(
+        notifications: Notifications,
+        in_flight: Arc<Mutex<IdMap<CancellationToken>>>,
+    ) -> Session {
         Session {
             negotiated: OnceLock::new(),
             schema_slot: OnceLock::new(),
             log_level: AtomicU8::new(LogLevel::Info as u8),
-            in_flight: Arc::new(Mutex::new(IdMap::default())),
+            in_flight,
             subscriptions: Mutex::new(HashSet::new()),
             notifications,
             client_requests: ClientRequests::new(),
@@ -189,6 +196,7 @@ impl Session {
     }
 
     /// A stand-in for a request that has no session.
+    #[cfg(feature = "http")]
     pub(crate) fn sessionless(notifications: Outbound) -> Session {
         Session {
             sessionless: true,
@@ -304,9 +312,13 @@ impl Session {
     /// A session for one stateless request on this connection: its own negotiated state,
     /// this connection's requests in flight.
     pub(crate) fn request_scoped(&self, notifications: Outbound) -> Session {
-        let mut session = Session::sessionless(notifications);
-        session.in_flight = Arc::clone(&self.in_flight);
-        session
+        Session {
+            sessionless: true,
+            ..Session::with_in_flight(
+                Notifications::Ready(notifications),
+                Arc::clone(&self.in_flight),
+            )
+        }
     }
 
     /// Where notifications that belong to no request go (made now, if it is made on first

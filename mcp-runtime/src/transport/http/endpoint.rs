@@ -266,20 +266,17 @@ pub(super) async fn post(
 /// boxed futures and the handler's extractors cost each of them time for nothing.
 pub(super) async fn post_request(
     state: Arc<HttpState>,
-    request: axum::extract::Request,
+    request: axum::http::Request<hyper::body::Incoming>,
+    peer: std::net::SocketAddr,
 ) -> Response<Body> {
     let (mut parts, body) = match super::guard::check(&state, request).await {
         Ok(checked) => checked,
         Err(refusal) => return refusal,
     };
     let auth = parts.extensions.remove::<Arc<AuthInfo>>();
-    let peer = parts
-        .extensions
-        .get::<ConnectInfo<std::net::SocketAddr>>()
-        .map(|ConnectInfo(p)| *p);
     post_checked(
         state,
-        (auth, peer),
+        (auth, Some(peer)),
         parts.method,
         parts.uri,
         parts.headers,
@@ -345,24 +342,28 @@ fn admit<'a>(
             "the Accept header must allow both application/json and text/event-stream",
         )));
     }
-    let stateless_era = match super::headers::check_stateless(headers, body, &state.server) {
-        Some(Err(problem)) => {
-            let error =
-                crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem);
-            return Err(Box::new(json_response(
-                StatusCode::BAD_REQUEST,
-                crate::protocol::error_frame(request_id(body).as_ref(), &error),
-            )));
-        }
-        checked => checked.is_some(),
-    };
-    let version = match header_version(headers) {
-        // A stateless-era request names its revision itself; the header only has to agree.
-        _ if stateless_era => ProtocolVersion::LATEST_HANDSHAKE,
-        Ok(version) => version,
-        Err(refusal) => return Err(Box::new(refused(refusal))),
-    };
+    // Read once: the headers of the stateless era are compared with it, and the dispatch
+    // routes it.
     let message = state.server.read(body).ok();
+    let stateless_era =
+        match super::headers::check_stateless(headers, body, message.as_ref(), &state.server) {
+            Some(Err(problem)) => {
+                let error =
+                    crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem);
+                return Err(Box::new(json_response(
+                    StatusCode::BAD_REQUEST,
+                    crate::protocol::error_frame(request_id(body).as_ref(), &error),
+                )));
+            }
+            checked => checked.is_some(),
+        };
+    // A stateless-era request names its revision itself; the header only has to agree (and
+    // is not read as a handshake revision, whose refusal would be written out for nothing).
+    let version = if stateless_era {
+        ProtocolVersion::LATEST_HANDSHAKE
+    } else {
+        header_version(headers).map_err(|refusal| Box::new(refused(refusal)))?
+    };
     Ok(Admitted {
         shape: message.as_ref().map_or_else(|| classify(body), shape_of),
         message,
@@ -395,13 +396,13 @@ async fn serve_in(
     };
     if admitted.stateless_era {
         // No session: the request carries everything in its `_meta`.
-        return Ok(alone(Arc::new(Session::sessionless(Outbound::new().0))));
+        return Ok(alone(Arc::new(Session::sessionless(Outbound::closed()))));
     }
     if state.options.stateless {
         // An `initialize` negotiates like any other (clients send one first, stateless
         // server or not); every other request stands alone at the header's revision.
         return Ok(alone(if initialize {
-            Arc::new(Session::sessionless(Outbound::new().0))
+            Arc::new(Session::sessionless(Outbound::closed()))
         } else {
             stateless_session(admitted.version)
         }));
@@ -683,8 +684,7 @@ fn accepted() -> Response<Body> {
 
 /// A session for one stateless request: initialised at the revision the request names.
 fn stateless_session(version: ProtocolVersion) -> Arc<Session> {
-    let (notifications, _) = Outbound::new();
-    let session = Arc::new(Session::sessionless(notifications));
+    let session = Arc::new(Session::sessionless(Outbound::closed()));
     session.initialize(Negotiated {
         version,
         client_info: Implementation::default(),

@@ -42,10 +42,16 @@ pub(crate) async fn admit(
 /// named one, as an `Arc<AuthInfo>` extension) and its whole body; or the refusal to send
 /// instead. The one function both ways into the endpoint go through: the router's
 /// middleware ([`admit`]) and the connection's own dispatch of the endpoint's POST.
-pub(crate) async fn check(
+/// Generic over the body, so that the connection's own dispatch hands hyper's body over
+/// as it is, not boxed first.
+pub(crate) async fn check<B>(
     state: &HttpState,
-    request: Request,
-) -> Result<(Parts, Bytes), Response<Body>> {
+    request: axum::http::Request<B>,
+) -> Result<(Parts, Bytes), Response<Body>>
+where
+    B: axum::body::HttpBody<Data = Bytes>,
+    B::Error: Into<axum::BoxError>,
+{
     let (mut parts, body) = request.into_parts();
     for (name, what) in [
         (header::HOST, "Host"),
@@ -60,10 +66,11 @@ pub(crate) async fn check(
             )));
         }
     }
-    let authority = parts.uri.authority().map(|a| a.as_str().to_owned());
-    if let Err(refusal) =
-        security::check_host_and_origin(state, &parts.headers, authority.as_deref())
-    {
+    let authority = parts
+        .uri
+        .authority()
+        .map(axum::http::uri::Authority::as_str);
+    if let Err(refusal) = security::check_host_and_origin(state, &parts.headers, authority) {
         // A request naming a host it may not (or none, or two) is not one to keep a
         // connection open for.
         return Err(closing(*refusal));
@@ -135,7 +142,11 @@ enum BodyError {
 
 /// The body whole, or why not: the limit is counted as the frames arrive, so an
 /// undeclared or understated length is cut off at the limit too.
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, BodyError>
+where
+    B: axum::body::HttpBody<Data = Bytes>,
+    B::Error: Into<axum::BoxError>,
+{
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<LengthLimitError>() => Err(BodyError::TooLarge),

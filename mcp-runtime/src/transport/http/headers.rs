@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::protocol::Envelope;
 use crate::protocol::Method;
 use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
@@ -70,35 +71,49 @@ impl NamedParams<'_> {
 pub(super) fn check_stateless(
     headers: &HeaderMap,
     body: &[u8],
+    message: Option<&Envelope<'_>>,
     server: &Server,
 ) -> Option<Result<(), String>> {
     let header_says =
         header_text(headers, VERSION_HEADER).is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     // One SIMD scan: a byte-by-byte window compare cost a large body a `memcmp` per byte.
-    let body_may = memchr::memmem::find(body, META_VERSION_KEY.as_bytes()).is_some();
+    // The searcher is built once (building one allocates, and costs more than a small
+    // body's scan).
+    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(META_VERSION_KEY));
+    let body_may = KEY.find(body).is_some();
     if !header_says && !body_may {
         return None;
     }
-    // A body that cannot be read as a request has nothing to compare the headers with: the
-    // dispatch says what is wrong with it (-32700, -32600).
-    let Ok(named) = serde_json::from_slice::<Named<'_>>(body) else {
+    // A message the server has read already lends its method and parameters, and only the
+    // parameters are read again; any other body (a batch, say) is read here. A body that
+    // cannot be read as a request has nothing to compare the headers with: the dispatch
+    // says what is wrong with it (-32700, -32600).
+    let named = match message {
+        Some(message) => {
+            let (method, params) = message.method_and_params();
+            params
+                .map(|p| serde_json::from_str::<NamedParams<'_>>(p.get()))
+                .transpose()
+                .ok()
+                .map(|params| (method.map(std::borrow::Cow::Borrowed), params))
+        }
+        None => serde_json::from_slice::<Named<'_>>(body)
+            .ok()
+            .map(|named| (named.method, named.params)),
+    };
+    let Some((method, params)) = named else {
         return header_says.then_some(Ok(()));
     };
     // The key may be in an argument's text: only `_meta` makes the request stateless.
-    let body_says = named
-        .params
+    let body_says = params
         .as_ref()
         .and_then(|p| p.meta.as_ref())
         .is_some_and(|m| m.protocol_version.is_some());
     if !header_says && !body_says {
         return None;
     }
-    Some(check(
-        headers,
-        named.method.as_deref(),
-        named.params.as_ref(),
-        server,
-    ))
+    Some(check(headers, method.as_deref(), params.as_ref(), server))
 }
 
 fn check(

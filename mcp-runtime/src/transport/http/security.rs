@@ -299,9 +299,12 @@ pub(crate) fn insufficient_scope(
 
 /// Whether a response frame may be an error response: it has an `"error":` key somewhere
 /// (inside a string the quotes would be escaped). A frame without one is not parsed to find
-/// out; one SIMD scan, so a large result costs little.
+/// out; one SIMD scan, so a large result costs little (with a searcher built once: building
+/// one allocates, and costs more than a small frame's scan).
 pub(crate) fn may_be_error(frame: &[u8]) -> bool {
-    memchr::memmem::find(frame, b"\"error\":").is_some()
+    static ERROR_KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"error\":"));
+    ERROR_KEY.find(frame).is_some()
 }
 
 /// An error with a `WWW-Authenticate: Bearer` challenge whose parameters are quoted strings

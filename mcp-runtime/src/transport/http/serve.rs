@@ -319,27 +319,30 @@ async fn serve_connection(
         let endpoint = Arc::clone(&endpoint);
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let busy = clock.begin();
-            let mut request = request.map(Body::new);
-            request.extensions_mut().insert(ConnectInfo(peer));
             let route = if request.method() == Method::POST
                 && request.uri().path() == endpoint.options.path
             {
+                // The body and the peer's address are handed over as they are: not boxed,
+                // and not through the request's extensions (a map made for it).
                 Route::Endpoint(Arc::clone(&endpoint), request)
             } else {
+                let mut request = request.map(Body::new);
+                request.extensions_mut().insert(ConnectInfo(peer));
                 Route::Router(hyper::service::Service::call(&tower, request))
             };
             async move {
                 let response: Response<Body> = match route {
                     Route::Endpoint(state, request) => {
-                        super::endpoint::post_request(state, request).await
+                        super::endpoint::post_request(state, request, peer).await
                     }
                     Route::Router(routed) => match routed.await {
                         Ok(response) => response,
                         Err(never) => match never {},
                     },
                 };
-                // The connection is busy until the response body is sent or dropped.
-                Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, _busy: busy })))
+                // The connection is busy until the response body is sent or dropped (hyper
+                // takes the wrapper as it is, without boxing it once more).
+                Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
             }
         })
     };
@@ -425,7 +428,7 @@ impl HttpBody for Tracked {
 /// request is not boxed apart.
 #[allow(clippy::large_enum_variant)]
 enum Route<F> {
-    Endpoint(Arc<HttpState>, Request<Body>),
+    Endpoint(Arc<HttpState>, Request<Incoming>),
     Router(F),
 }
 
