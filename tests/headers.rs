@@ -176,4 +176,8 @@ fn method_and_name_headers_must_agree_with_the_body() {
         peer.http_post(&version)
             .header("MCP-Protocol-Version", "2025-11-25"),
     );
+    // `"params": null` is a request without parameters, whose method the header must
+    // still name (it is refused for its headers, not for its missing `_meta`).
+    let bare = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": null});
+    mismatch(peer.http_post(&bare).header("Mcp-Method", "tools/call"));
 }

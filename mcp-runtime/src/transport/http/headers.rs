@@ -92,7 +92,9 @@ pub(super) fn check_stateless(
     let named = match message {
         Some(message) => {
             let (method, params) = message.method_and_params();
+            // `"params": null` is no parameters, as the whole body's reading takes it.
             params
+                .filter(|p| p.get() != "null")
                 .map(|p| serde_json::from_str::<NamedParams<'_>>(p.get()))
                 .transpose()
                 .ok()
