@@ -15,7 +15,9 @@
 //! 5. the body, read whole within the body timeout (408) and under the limit (413), so a
 //!    handler never waits on a slow client.
 
+use std::future::Future as _;
 use std::sync::Arc;
+use std::task::Poll;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -112,26 +114,32 @@ where
         Ok(None) => {}
         Err(refusal) => return Err(*refusal),
     }
-    let body =
-        match tokio::time::timeout(state.options.body_read_timeout, read_body(body, limit)).await {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(BodyError::TooLarge)) => return Err(closing(too_large(limit))),
-            Ok(Err(BodyError::Broken)) => {
-                return Err(closing(json_error(
-                    StatusCode::BAD_REQUEST,
-                    "the request body could not be read",
-                )));
-            }
-            Err(_) => {
-                return Err(closing(json_error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    &format!(
-                        "the request body did not arrive within {} ms",
-                        state.options.body_read_timeout.as_millis()
-                    ),
-                )));
-            }
-        };
+    // Polled once before the timer is armed: a body that came with the head (most do) is
+    // taken at once, without registering a timer and removing it again.
+    let mut reading = std::pin::pin!(read_body(body, limit));
+    let read = match std::future::poll_fn(|cx| Poll::Ready(reading.as_mut().poll(cx))).await {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(state.options.body_read_timeout, reading).await,
+    };
+    let body = match read {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(BodyError::TooLarge)) => return Err(closing(too_large(limit))),
+        Ok(Err(BodyError::Broken)) => {
+            return Err(closing(json_error(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            )));
+        }
+        Err(_) => {
+            return Err(closing(json_error(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!(
+                    "the request body did not arrive within {} ms",
+                    state.options.body_read_timeout.as_millis()
+                ),
+            )));
+        }
+    };
     Ok((parts, body))
 }
 
