@@ -13,6 +13,7 @@
 //! | Variable | Option |
 //! |---|---|
 //! | `SESSION_IDLE_MS` | `session_idle_timeout` |
+//! | `SESSION_RECHECK_MS` | `shared_session_recheck` |
 //! | `HTTP_STATELESS=1` | `stateless(true)` |
 //! | `HTTP_MAX_BODY_BYTES` | `max_body_bytes` |
 //! | `HTTP_MAX_IN_FLIGHT` | `max_in_flight_per_session` |
@@ -176,6 +177,9 @@ fn http_options() -> HttpOptions {
     }
     if let Some(ms) = number("SESSION_IDLE_MS") {
         options = options.session_idle_timeout(Duration::from_millis(ms));
+    }
+    if let Some(ms) = number("SESSION_RECHECK_MS") {
+        options = options.shared_session_recheck(Duration::from_millis(ms));
     }
     if std::env::var("HTTP_STATELESS").is_ok_and(|v| v == "1") {
         options = options.stateless(true);
