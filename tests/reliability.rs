@@ -85,6 +85,36 @@ fn on_stdio_requests_past_the_in_flight_limit_are_refused_until_slots_free() {
 }
 
 #[test]
+fn a_cancelled_call_is_dropped_even_when_its_tool_never_looks_at_its_context() {
+    let mut server = catalogue(&[]);
+    server.request(1, "tools/call", json!({"name": "deaf"}));
+    // Answered after the call began to wait: a cancellation read with the call itself
+    // would be seen before the call is polled a second time.
+    assert_eq!(
+        text(&call(&mut server, 2, "holds_cancelled", json!({}))),
+        "0"
+    );
+    server.notify("notifications/cancelled", json!({"requestId": 1}));
+    // The call's future is dropped at the cancellation, not an hour later.
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    let mut id = 3;
+    while text(&call(&mut server, id, "holds_cancelled", json!({}))) != "1" {
+        assert!(Instant::now() < deadline, "the cancelled call still runs");
+        std::thread::sleep(Duration::from_millis(20));
+        id += 1;
+    }
+    // And it is never answered.
+    still_serves(&mut server, id + 1);
+    server.close_stdin();
+    let rest = server.remaining_messages();
+    assert!(
+        rest.iter().all(|m| m.get("id") != Some(&json!(1))),
+        "{rest:?}"
+    );
+    assert!(server.wait().success());
+}
+
+#[test]
 fn a_tool_past_its_time_limit_is_stopped_with_a_tool_error() {
     let mut server = catalogue(&[("TOOL_TIMEOUT_MS", "100")]);
     let response = call(&mut server, 1, "stuck", json!({}));

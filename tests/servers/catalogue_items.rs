@@ -748,7 +748,16 @@ impl Drop for HoldCount {
     }
 }
 
-/// How many `hold` and `progress_then_hold` calls ended so far (each ends only when
+/// Waits an hour without looking at its context: only the server dropping it ends it early,
+/// which it counts in `HOLDS_CANCELLED`.
+#[tool]
+async fn deaf() -> &'static str {
+    let _count = HoldCount;
+    mcp_runtime::tokio::time::sleep(Duration::from_secs(3600)).await;
+    "unreachable"
+}
+
+/// How many `hold`, `progress_then_hold` and `deaf` calls ended so far (each ends only when
 /// cancelled).
 #[tool]
 fn holds_cancelled() -> String {

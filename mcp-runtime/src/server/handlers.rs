@@ -72,25 +72,23 @@ impl Request<'_> {
         &self,
         meta: Option<RequestMeta>,
         limit: Option<std::time::Duration>,
-    ) -> Result<(Context, CancellationToken, CancellationToken), RpcError> {
+    ) -> Result<(Context, CancellationToken, Option<CancellationToken>), RpcError> {
         let cancel = self.session.begin(self.id).ok_or_else(|| {
             RpcError::invalid_request(format!(
                 "a request with id {} is already in flight",
                 self.id
             ))
         })?;
-        let stop = if limit.is_some() {
-            cancel.child_token()
-        } else {
-            cancel.clone()
-        };
+        // Each handle of a token costs a lock to make and to drop: the context shares the
+        // request's own unless a limit needs one that stops without cancelling.
+        let stop = limit.map(|_| cancel.child_token());
         let ctx = Context::new(
             self.server.clone(),
             Arc::clone(self.session),
             self.channel.clone(),
             self.id.clone(),
             meta.and_then(|m| m.progress_token),
-            stop.clone(),
+            stop.clone().unwrap_or_else(|| cancel.clone()),
             limit.map(|limit| tokio::time::Instant::now() + limit),
         );
         Ok((ctx, cancel, stop))
@@ -121,19 +119,46 @@ impl Request<'_> {
             // not be answered either. The client gave up on the request, and the
             // cancellation section of the specification asks for no response.
             let outcome = match task {
-                None => tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => return None,
-                    outcome = &mut handler => outcome,
-                },
+                None => {
+                    // The same as a biased select of the two, except that the waiter on the
+                    // token (a lock to add and one to remove) is added only once the handler
+                    // waits: most finish at their first poll.
+                    let cancelled = cancel.cancelled();
+                    let mut cancelled = std::pin::pin!(cancelled);
+                    let mut armed = false;
+                    let outcome = std::future::poll_fn(|cx| {
+                        let gone = if armed {
+                            cancelled.as_mut().poll(cx).is_ready()
+                        } else {
+                            cancel.is_cancelled()
+                        };
+                        if gone {
+                            return Poll::Ready(None);
+                        }
+                        match Pin::new(&mut handler).poll(cx) {
+                            Poll::Ready(outcome) => Poll::Ready(Some(outcome)),
+                            // Polled now, the waiter sees a cancellation that came since.
+                            Poll::Pending if !armed => {
+                                armed = true;
+                                cancelled.as_mut().poll(cx).map(|()| None)
+                            }
+                            Poll::Pending => Poll::Pending,
+                        }
+                    })
+                    .await;
+                    match outcome {
+                        Some(outcome) => outcome,
+                        None => return None,
+                    }
+                }
                 Some((slot, server, owner)) => {
-                    let polled = tokio::select! {
-                        biased;
-                        () = cancel.cancelled() => return None,
-                        polled = std::future::poll_fn(|cx| {
-                            Poll::Ready(Pin::new(&mut handler).poll(cx))
-                        }) => polled,
-                    };
+                    // Polled once here, whatever it does: no waiter on the token is needed.
+                    if cancel.is_cancelled() {
+                        return None;
+                    }
+                    let polled =
+                        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut handler).poll(cx)))
+                            .await;
                     match polled {
                         Poll::Ready(outcome) => outcome,
                         // The handler waits: the call becomes a task, and the handler goes
@@ -257,8 +282,8 @@ impl Server {
             }
             None => call,
         };
-        let call = match limit {
-            Some(limit) => with_time_limit(call, limit, descriptor.name, stop),
+        let call = match limit.zip(stop) {
+            Some((limit, stop)) => with_time_limit(call, limit, descriptor.name, stop),
             None => call,
         };
         let round_trip = req.channel.round_trip.clone();

@@ -69,6 +69,12 @@ impl Outbound {
         }
     }
 
+    /// Whether no frame waits in the queue: every frame sent has been taken (for a writer
+    /// thread: written).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) == 0
+    }
+
     /// Queues a notification, unless the peer already has more than the budget waiting.
     pub(crate) fn notify(&self, frame: Frame) {
         if self.queued.load(Ordering::Relaxed) + frame.len() > self.budget {

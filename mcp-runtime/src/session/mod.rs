@@ -420,12 +420,12 @@ impl Session {
     /// Registers a request as in flight; `None` when a request with that id is already running.
     pub(crate) fn begin(&self, id: &RequestId) -> Option<CancellationToken> {
         let mut map = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-        if map.contains_key(id) {
-            return None;
+        match map.entry(id.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => None,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                Some(slot.insert(CancellationToken::new()).clone())
+            }
         }
-        let token = CancellationToken::new();
-        map.insert(id.clone(), token.clone());
-        Some(token)
     }
 
     pub(crate) fn finish(&self, id: &RequestId) {

@@ -10,7 +10,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
-use crate::protocol::{RpcError, error_frame};
+use crate::protocol::{Frame, RpcError, error_frame};
 use crate::server::{Routed, Server};
 use crate::session::{Outbound, RequestChannel, Session};
 
@@ -61,23 +61,33 @@ impl Connection {
         }
     }
 
+    /// Routes one unit read from the connection, and queues what it answers at once.
+    pub(crate) fn handle(&self, line: Line<'_>) {
+        if let Some(frame) = self.answer(line) {
+            self.out.send(frame);
+        }
+    }
+
     /// Routes one unit read from the connection.
     ///
     /// A handler call is polled once here: one that finishes without waiting — every
     /// synchronous tool, and most asynchronous ones — is answered before the next message
     /// is read, with no task spawned and no other thread woken. One that waits goes on as a
     /// task of its own.
-    pub(crate) fn handle(&self, line: Line<'_>) {
+    ///
+    /// A reply ready at once is returned rather than queued when the queue is empty, for the
+    /// caller to write before anything queued from then on (the order frames were made in);
+    /// when frames wait in the queue, the reply is queued behind them.
+    pub(crate) fn answer(&self, line: Line<'_>) -> Option<Frame> {
         let message = match line {
             Line::Message(message) => message,
             Line::TooLarge { limit } => {
-                self.out.send(error_frame(
+                return self.now_or_queued(error_frame(
                     None,
                     &RpcError::invalid_request(format!(
                         "message larger than the limit of {limit} bytes"
                     )),
                 ));
-                return;
             }
         };
         if self.tracker.len() >= self.server.max_in_flight()
@@ -85,7 +95,7 @@ impl Connection {
         {
             // Notifications and responses always pass: a cancellation or an answer the
             // calls in flight wait for is what frees their slots.
-            self.out.send(error_frame(
+            return self.now_or_queued(error_frame(
                 Some(&id),
                 &RpcError::new(
                     crate::protocol::code::SERVER_BUSY,
@@ -95,24 +105,15 @@ impl Connection {
                     ),
                 ),
             ));
-            return;
         }
         match self.server.route(&self.session, message, &self.channel) {
-            Routed::Reply(frame) => {
-                if let Some(frame) = frame {
-                    self.out.send(frame);
-                }
-            }
+            Routed::Reply(frame) => frame.and_then(|frame| self.now_or_queued(frame)),
             Routed::Deferred(mut call) => {
                 // Polled with a waker that does nothing: a call still pending is polled again
                 // by its task, and a future must wake the waker it was polled with last.
                 let mut cx = TaskContext::from_waker(Waker::noop());
                 match Pin::new(&mut call).poll(&mut cx) {
-                    Poll::Ready(frame) => {
-                        if let Some(frame) = frame {
-                            self.out.send(frame);
-                        }
-                    }
+                    Poll::Ready(frame) => frame.and_then(|frame| self.now_or_queued(frame)),
                     Poll::Pending => {
                         let out = self.out.clone();
                         self.tracker.spawn(async move {
@@ -120,9 +121,20 @@ impl Connection {
                                 out.send(frame);
                             }
                         });
+                        None
                     }
                 }
             }
+        }
+    }
+
+    /// The frame back when nothing waits in the queue; queued behind what does otherwise.
+    fn now_or_queued(&self, frame: Frame) -> Option<Frame> {
+        if self.out.is_empty() {
+            Some(frame)
+        } else {
+            self.out.send(frame);
+            None
         }
     }
 

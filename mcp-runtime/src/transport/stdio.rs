@@ -58,19 +58,27 @@ impl Server {
         let (out, mut frames) = Outbound::new();
         let mut output = Output::open(&frames)?;
         let connection = Connection::new(self.clone(), out);
-        // Replies are written as soon as they are queued, between two reads.
+        // Replies ready at once, written after the burst of messages that made them without
+        // passing through the queue (whose every frame wakes this task once more).
+        let mut ready = Vec::new();
+        // Replies are written as soon as they are made or queued, between two reads.
         loop {
             tokio::select! {
                 biased;
-                Some(frame) = frames.recv() => output.write(frame, &mut frames, self).await,
-                more = input.next(|line| connection.handle(line)) => {
+                Some(frame) = frames.recv() => {
+                    output.write(std::iter::once(frame), &mut frames, self).await;
+                }
+                more = input.next(|line| ready.extend(connection.answer(line))) => {
                     if !more {
                         break;
                     }
                     for _ in 1..BURST {
-                        if !input.next_ready(|line| connection.handle(line)) {
+                        if !input.next_ready(|line| ready.extend(connection.answer(line))) {
                             break;
                         }
+                    }
+                    if !ready.is_empty() {
+                        output.write(ready.drain(..), &mut frames, self).await;
                     }
                 }
             }
@@ -84,7 +92,7 @@ impl Server {
                 biased;
                 frame = frames.recv() => match frame {
                     Some(frame) if !frame.is_empty() => {
-                        output.write(frame, &mut frames, self).await;
+                        output.write(std::iter::once(frame), &mut frames, self).await;
                     }
                     _ => break,
                 },
@@ -198,8 +206,13 @@ impl Output {
         Ok(Output::Thread { frames, writer })
     }
 
-    /// Writes a frame and every other frame already queued, then flushes.
-    async fn write(&mut self, first: Frame, queue: &mut OutboundQueue, server: &Server) {
+    /// Writes frames, then every frame already queued, then flushes.
+    async fn write(
+        &mut self,
+        first: impl IntoIterator<Item = Frame>,
+        queue: &mut OutboundQueue,
+        server: &Server,
+    ) {
         match self {
             #[cfg(target_os = "linux")]
             Output::Pipe(slot) => {
@@ -211,8 +224,10 @@ impl Output {
                 }
             }
             Output::Thread { frames, .. } => {
-                server.trace_out(&first);
-                frames.send(first);
+                for frame in first {
+                    server.trace_out(&frame);
+                    frames.send(frame);
+                }
                 while let Some(frame) = queue.try_recv() {
                     server.trace_out(&frame);
                     frames.send(frame);
@@ -372,27 +387,34 @@ mod pipes {
         }
     }
 
-    /// Writes frames, one per line, and flushes once no more are queued.
+    /// Writes frames, one per line, then those queued, and flushes once no more are.
     pub(super) async fn write_all(
         pipe: &mut BufWriter<pipe::Sender>,
-        first: Frame,
+        first: impl IntoIterator<Item = Frame>,
         queue: &mut OutboundQueue,
         server: &crate::server::Server,
     ) -> io::Result<()> {
-        let mut frame = first;
-        loop {
-            if !frame.is_empty() {
-                server.trace_out(&frame);
-                pipe.write_all(&frame).await?;
-                pipe.write_all(b"\n").await?;
-            }
-            crate::protocol::spare::recycle(frame);
-            match queue.try_recv() {
-                Some(next) => frame = next,
-                None => break,
-            }
+        for frame in first {
+            write_line(pipe, frame, server).await?;
+        }
+        while let Some(frame) = queue.try_recv() {
+            write_line(pipe, frame, server).await?;
         }
         pipe.flush().await
+    }
+
+    async fn write_line(
+        pipe: &mut BufWriter<pipe::Sender>,
+        frame: Frame,
+        server: &crate::server::Server,
+    ) -> io::Result<()> {
+        if !frame.is_empty() {
+            server.trace_out(&frame);
+            pipe.write_all(&frame).await?;
+            pipe.write_all(b"\n").await?;
+        }
+        crate::protocol::spare::recycle(frame);
+        Ok(())
     }
 }
 
