@@ -425,9 +425,16 @@ impl Server {
 }
 
 /// Whether arrays and objects nest deeper than `limit` anywhere in a message (brackets in
-/// strings aside). A message shorter than the limit cannot, and is not looked at.
+/// strings aside). A message shorter than the limit cannot, and is not looked at; nor is one
+/// with no more opening brackets than the limit, strings or not (counted with a vectorised
+/// search, which is where most messages stop).
 pub(crate) fn nests_deeper_than(bytes: &[u8], limit: usize) -> bool {
-    if bytes.len() <= limit {
+    if bytes.len() <= limit
+        || memchr::memchr2_iter(b'[', b'{', bytes)
+            .take(limit.saturating_add(1))
+            .count()
+            <= limit
+    {
         return false;
     }
     let (mut depth, mut i) = (0usize, 0usize);
@@ -491,6 +498,11 @@ mod tests {
         assert!(!nests_deeper_than(br#"{"a":"\\\"]]]","b":[[1]]}"#, 3));
         // Unterminated strings, and an escape at the very end, end the look.
         assert!(!nests_deeper_than(br#"{"a":"[[[[[[[["#, 3));
+        // Few opening brackets cannot nest deeply, however long the message.
+        let long = format!(r#"{{"a":[[1]],"b":"{}"}}"#, "x".repeat(1000));
+        assert!(!nests_deeper_than(long.as_bytes(), 3));
+        let deep_and_long = format!(r#"{{"b":"{}","a":[[[1]]]}}"#, "x".repeat(1000));
+        assert!(nests_deeper_than(deep_and_long.as_bytes(), 3));
         assert!(!nests_deeper_than(br#"{"a":"[[[[[[[[\\"#, 3));
         assert!(!nests_deeper_than(br#"{"a":"[[[[\"#, 3));
         // The character after a backslash is skipped: an escaped quote does not end the
