@@ -3,6 +3,7 @@
 //! requests in flight by client and running tasks by owner are all counted this way.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -32,7 +33,8 @@ struct Counts<K> {
 /// One place in a [`Quota`], given back when dropped.
 pub(crate) struct Held<K: Eq + Hash> {
     counts: Arc<Mutex<Counts<K>>>,
-    key: K,
+    /// Taken when dropped, to look the count up by `entry` (hashing the key once).
+    key: Option<K>,
 }
 
 /// A refusal: the key or all keys together hold as many places as they may.
@@ -60,18 +62,32 @@ impl<K: Eq + Hash + Clone> Quota<K> {
     /// Takes a place for `key`, or says how full the quota is.
     pub(crate) fn take(&self, key: K) -> Result<Held<K>, Full> {
         let mut counts = lock(&self.counts);
-        let held = counts.by_key.get(&key).copied().unwrap_or(0);
-        if held >= self.per_key || counts.total >= self.total {
-            return Err(Full {
-                held,
-                total: counts.total,
-            });
-        }
-        *counts.by_key.entry(key.clone()).or_insert(0) += 1;
+        let total = counts.total;
+        // One look into the map (the key hashed once), and one copy of the key, for `Held`.
+        let key = match counts.by_key.entry(key) {
+            Entry::Occupied(mut held) => {
+                if *held.get() >= self.per_key || total >= self.total {
+                    return Err(Full {
+                        held: *held.get(),
+                        total,
+                    });
+                }
+                *held.get_mut() += 1;
+                held.key().clone()
+            }
+            Entry::Vacant(none) => {
+                if total >= self.total {
+                    return Err(Full { held: 0, total });
+                }
+                let key = none.key().clone();
+                none.insert(1);
+                key
+            }
+        };
         counts.total += 1;
         Ok(Held {
             counts: Arc::clone(&self.counts),
-            key,
+            key: Some(key),
         })
     }
 }
@@ -80,10 +96,12 @@ impl<K: Eq + Hash> Drop for Held<K> {
     fn drop(&mut self) {
         let mut counts = lock(&self.counts);
         counts.total -= 1;
-        if let Some(held) = counts.by_key.get_mut(&self.key) {
-            *held -= 1;
-            if *held == 0 {
-                counts.by_key.remove(&self.key);
+        if let Some(key) = self.key.take()
+            && let Entry::Occupied(mut held) = counts.by_key.entry(key)
+        {
+            *held.get_mut() -= 1;
+            if *held.get() == 0 {
+                held.remove();
             }
         }
     }

@@ -3,21 +3,20 @@
 //! SSE stream when the handler sends anything before its response), share what it changed;
 //! GET opens the session's own stream, or resumes one; DELETE ends the session.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
-use std::time::Duration;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, HeaderValue, Response, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, header};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::events::{SseOptions, parse_event_id, sse_response};
+use super::events::{CloseSignal, SseOptions, parse_event_id, sse_response};
 use super::media::{accepts, accepts_each, is_json_body};
 use super::session_table::{Client, ClientCall, HttpSession, Lookup};
 use super::state::{HttpState, json_error, json_response};
@@ -30,7 +29,9 @@ use crate::session::{
     HttpRequest, Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl,
 };
 
-const SESSION_HEADER: &str = "mcp-session-id";
+/// Header names made once: a lookup by `&str` parses the name every time.
+static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// How many bytes of one request's notifications may wait for a client that does not read
 /// its response stream before more are dropped (responses are always kept).
@@ -103,7 +104,7 @@ fn refused((status, message): Refusal) -> Response<Body> {
 /// The protocol revision a request names in `MCP-Protocol-Version`; absent means 2025-03-26,
 /// as the specification says. `Err` for a revision this server does not know.
 fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
-    match headers.get(VERSION_HEADER) {
+    match headers.get(&VERSION_HEADER) {
         None => Ok(ProtocolVersion::V2025_03_26),
         Some(value) => value
             .to_str()
@@ -166,7 +167,7 @@ async fn session_of(
     headers: &HeaderMap,
     caller: Option<&AuthInfo>,
 ) -> Result<(Arc<HttpSession>, Option<SessionRecord>), Refusal> {
-    let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
+    let Some(id) = headers.get(&SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return Err((
             StatusCode::BAD_REQUEST,
             "missing Mcp-Session-Id header: send `initialize` first and echo the id it returns"
@@ -200,19 +201,6 @@ fn no_room_refusal(no_room: super::session_table::NoRoom) -> Refusal {
             StatusCode::INTERNAL_SERVER_ERROR,
             "cannot create a session".to_owned(),
         ),
-    }
-}
-
-/// Steers one POST's SSE response from inside the handler.
-struct HttpStreamControl {
-    close: CancellationToken,
-    retry: Arc<Mutex<Option<Duration>>>,
-}
-
-impl StreamControl for HttpStreamControl {
-    fn close(&self, retry: Option<Duration>) {
-        *self.retry.lock().unwrap_or_else(|p| p.into_inner()) = retry;
-        self.close.cancel();
     }
 }
 
@@ -407,7 +395,7 @@ async fn serve_in(
             stateless_session(admitted.version)
         }));
     }
-    if initialize && headers.get(SESSION_HEADER).is_none() {
+    if initialize && headers.get(&SESSION_HEADER).is_none() {
         let http = state
             .sessions
             .open(Client::of(caller, peer))
@@ -489,8 +477,7 @@ async fn respond(
     let (out, mut frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
     // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
     // stream goes on until the call it answers has finished.
-    let close = CancellationToken::new();
-    let close_retry = Arc::new(Mutex::new(None));
+    let close = CloseSignal::new(CancellationToken::new());
     let channel = RequestChannel {
         out,
         auth,
@@ -499,10 +486,7 @@ async fn respond(
         // Only watched (a listener ends when it fires), never cancelled through here: the
         // server's own token, without a child per request to make and unlink.
         closing: state.shutdown.clone(),
-        stream: Some(Arc::new(HttpStreamControl {
-            close: close.clone(),
-            retry: Arc::clone(&close_retry),
-        })),
+        stream: Some(Arc::clone(&close) as Arc<dyn StreamControl>),
         stateless_only: admitted.stateless_era,
         http: Some(Arc::clone(&request)),
     };
@@ -592,7 +576,7 @@ async fn respond(
                     biased;
                     Some(frame) = frames.recv() => First::Message(Some(frame)),
                     finished = &mut done => First::Finished(finished),
-                    () = close.cancelled() => First::Message(None),
+                    () = close.token.cancelled() => First::Message(None),
                 },
             };
             // On another thread the handler may have sent a message and finished between
@@ -627,7 +611,6 @@ async fn respond(
                         frames,
                         done,
                         close,
-                        close_retry,
                     )
                     .await
                 }
@@ -671,7 +654,7 @@ async fn share(state: &HttpState, served: &Served, mut response: Response<Body>)
         return json_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
     }
     if let Ok(value) = HeaderValue::from_str(&s.id) {
-        response.headers_mut().insert(SESSION_HEADER, value);
+        response.headers_mut().insert(SESSION_HEADER.clone(), value);
     }
     response
 }
@@ -781,8 +764,7 @@ async fn stream_response(
     first: Option<Vec<u8>>,
     mut frames: OutboundQueue,
     mut done: oneshot::Receiver<Option<Vec<u8>>>,
-    close: CancellationToken,
-    close_retry: Arc<Mutex<Option<Duration>>>,
+    close: Arc<CloseSignal>,
 ) -> Response<Body> {
     let stream = http_session.new_stream();
     let store = Arc::clone(&state.options.event_store);
@@ -844,7 +826,6 @@ async fn stream_response(
         SseOptions {
             priming_retry: priming,
             close,
-            close_retry,
             finish: Some(state.drained.clone()),
             on_end: None,
             keep_alive: state.options.sse_keep_alive,
@@ -886,7 +867,7 @@ pub(super) async fn get(
     let standalone = http_session.standalone();
     http_session.session.notifications();
     store.open(&standalone).await;
-    let resume = headers.get("last-event-id").and_then(|h| h.to_str().ok());
+    let resume = headers.get(&LAST_EVENT_ID).and_then(|h| h.to_str().ok());
     let (stream, after) = match resume {
         // Only a stream this session opened, and the store still knows: a name made up
         // after the session's id must not make the store keep anything.
@@ -948,12 +929,11 @@ pub(super) async fn get(
             priming_retry: priming,
             // The session's own stream never completes: it ends at shutdown. A request's
             // stream ends with the request, which shutdown lets finish.
-            close: if standalone {
+            close: CloseSignal::new(if standalone {
                 state.shutdown.child_token()
             } else {
                 CancellationToken::new()
-            },
-            close_retry: Arc::new(Mutex::new(None)),
+            }),
             finish: (!standalone).then(|| state.drained.clone()),
             on_end,
             keep_alive: state.options.sse_keep_alive,
@@ -972,7 +952,7 @@ pub(super) async fn delete(
     if let Some(refusal) = no_legacy_session(&headers) {
         return refusal;
     }
-    let Some(id) = headers.get(SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
+    let Some(id) = headers.get(&SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return json_error(StatusCode::BAD_REQUEST, "unreadable Mcp-Session-Id header");
     };
     match state
@@ -991,7 +971,7 @@ pub(super) async fn delete(
 /// transport's backward-compatibility section asks).
 fn no_legacy_session(headers: &HeaderMap) -> Option<Response<Body>> {
     let modern = headers
-        .get(VERSION_HEADER)
+        .get(&VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     if modern {
@@ -1000,7 +980,7 @@ fn no_legacy_session(headers: &HeaderMap) -> Option<Response<Body>> {
              `subscriptions/listen` for notifications",
         ));
     }
-    if headers.get(SESSION_HEADER).is_none() {
+    if headers.get(&SESSION_HEADER).is_none() {
         return Some(method_not_allowed(
             "no Mcp-Session-Id header: GET and DELETE act on a session that `initialize` \
              opened; stateless clients POST every request",

@@ -480,9 +480,7 @@ pub(crate) struct SseOptions {
     /// Send a priming event (an id and empty data) first, and this `retry` (SEP-1699).
     pub priming_retry: Option<Duration>,
     /// Ends the stream early (the handler asked, or the server is shutting down).
-    pub close: CancellationToken,
-    /// The `retry` to announce when closing early.
-    pub close_retry: Arc<Mutex<Option<Duration>>>,
+    pub close: Arc<CloseSignal>,
     /// Ends the stream once it has sent everything stored, instead of waiting for more
     /// (fires at shutdown when no handler is left to add any).
     pub finish: Option<CancellationToken>,
@@ -490,6 +488,34 @@ pub(crate) struct SseOptions {
     pub on_end: Option<Box<dyn FnOnce() + Send>>,
     /// How often a quiet stream sends a comment, so a client that is gone is noticed.
     pub keep_alive: Duration,
+}
+
+/// Ends an SSE response early, with the `retry` to announce: one allocation for the two, as
+/// every POST makes one whether or not its answer becomes a stream.
+pub(crate) struct CloseSignal {
+    pub token: CancellationToken,
+    retry: Mutex<Option<Duration>>,
+}
+
+impl CloseSignal {
+    pub(crate) fn new(token: CancellationToken) -> Arc<CloseSignal> {
+        Arc::new(CloseSignal {
+            token,
+            retry: Mutex::new(None),
+        })
+    }
+
+    fn retry(&self) -> Option<Duration> {
+        *self.retry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The handler's side: `Context::close_stream`.
+impl crate::session::StreamControl for CloseSignal {
+    fn close(&self, retry: Option<Duration>) {
+        *self.retry.lock().unwrap_or_else(|p| p.into_inner()) = retry;
+        self.token.cancel();
+    }
 }
 
 /// Runs a closure when dropped.
@@ -527,8 +553,8 @@ pub(crate) fn sse_response(
         loop {
             let read = tokio::select! {
                 biased;
-                () = options.close.cancelled() => {
-                    let retry = *options.close_retry.lock().unwrap_or_else(|p| p.into_inner());
+                () = options.close.token.cancelled() => {
+                    let retry = options.close.retry();
                     if let Some(retry) = retry {
                         let _ = tx.send(sse::retry(retry.as_millis())).await;
                     }

@@ -3,7 +3,7 @@
 //! marked `x-mcp-header`. Intermediaries route on them, so the server refuses any that
 //! disagree with the body (`HeaderMismatch`, -32020, HTTP 400).
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderName};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
@@ -16,7 +16,11 @@ use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
 use crate::server::stateless::STATELESS_VERSIONS;
 
-pub(super) const VERSION_HEADER: &str = "mcp-protocol-version";
+/// Header names made once: looking a header up by a `&str` parses and lowers the name each
+/// time (several hundred instructions a lookup), by a `HeaderName` only hashes it.
+pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The body field a method's `Mcp-Name` header mirrors (from the method table).
@@ -75,7 +79,7 @@ pub(super) fn check_stateless(
     server: &Server,
 ) -> Option<Result<(), String>> {
     let header_says =
-        header_text(headers, VERSION_HEADER).is_some_and(|v| STATELESS_VERSIONS.contains(&v));
+        header_text(headers, &VERSION_HEADER).is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     // One SIMD scan: a byte-by-byte window compare cost a large body a `memcmp` per byte.
     // The searcher is built once (building one allocates, and costs more than a small
     // body's scan).
@@ -124,12 +128,12 @@ fn check(
     params: Option<&NamedParams<'_>>,
     server: &Server,
 ) -> Result<(), String> {
-    compare("Mcp-Method", header_text(headers, "mcp-method"), method)?;
+    compare("Mcp-Method", header_text(headers, &METHOD_HEADER), method)?;
     let name = method
         .and_then(name_field)
         .and_then(|field| params?.name_of(field));
     let name = name.as_deref();
-    let sent_name = match header_text(headers, "mcp-name") {
+    let sent_name = match header_text(headers, &NAME_HEADER) {
         Some(sent) => Some(decode(sent).map_err(|p| format!("header mismatch: Mcp-Name {p}"))?),
         None => None,
     };
@@ -140,7 +144,7 @@ fn check(
         .and_then(|p| p.meta.as_ref())
         .and_then(|m| m.protocol_version.as_ref())
         .and_then(Value::as_str);
-    if let (Some(sent), Some(body)) = (header_text(headers, VERSION_HEADER), body_version)
+    if let (Some(sent), Some(body)) = (header_text(headers, &VERSION_HEADER), body_version)
         && sent != body
     {
         return Err(format!(
@@ -245,7 +249,7 @@ fn decode(value: &str) -> Result<String, &'static str> {
     }
 }
 
-fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|h| h.to_str().ok())
 }
 

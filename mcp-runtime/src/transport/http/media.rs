@@ -33,59 +33,71 @@ pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
     allowed
 }
 
-/// [`accepts`] for several media types, reading the header once.
+/// [`accepts`] for several media types, reading the header once. Ranges are looked at as
+/// bytes (the value is visible ASCII), split at commas; only a range with parameters goes
+/// through the parser.
 pub(super) fn accepts_each<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> [bool; N] {
-    let mut ranges = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .map(str::trim)
-        .filter(|item| !item.is_empty())
-        .peekable();
-    if ranges.peek().is_none() {
-        return [true; N];
-    }
-    let wanted = media.map(|m| m.split_once('/').unwrap_or((m, "")));
+    let wanted = media.map(|m| {
+        let (kind, subtype) = m.split_once('/').unwrap_or((m, ""));
+        (kind.as_bytes(), subtype.as_bytes())
+    });
     // For each media type: how specific the range that decides is, and its quality.
     let mut best: [Option<(u8, f32)>; N] = [None; N];
-    for range in ranges {
-        let parsed;
-        let (kind, subtype, quality) = if range.contains(';') {
-            let Ok(range) = range.parse::<Mime>() else {
-                continue;
-            };
-            parsed = range;
-            let quality = parsed
-                .get_param("q")
-                .map_or(Some(1.0), |q| q.as_str().parse::<f32>().ok())
-                .filter(|q| (0.0..=1.0).contains(q))
-                .unwrap_or(0.0);
-            (parsed.type_().as_str(), parsed.subtype().as_str(), quality)
-        } else {
-            // Without parameters a range is its two names, compared as the parser would
-            // (without regard to case); one that is not `type/subtype` matches nothing.
-            let Some((kind, subtype)) = range.split_once('/') else {
-                continue;
-            };
-            (kind, subtype, 1.0)
+    let mut any = false;
+    for value in &headers.get_all(header::ACCEPT) {
+        // A value that is not visible ASCII is not read, as if it were not there.
+        let Ok(value) = value.to_str() else {
+            continue;
         };
-        for ((want_kind, want_subtype), best) in wanted.iter().zip(best.iter_mut()) {
-            let specificity = if kind.eq_ignore_ascii_case(want_kind)
-                && subtype.eq_ignore_ascii_case(want_subtype)
-            {
-                2
-            } else if kind.eq_ignore_ascii_case(want_kind) && subtype == "*" {
-                1
-            } else if kind == "*" && subtype == "*" {
-                0
-            } else {
+        for range in value.as_bytes().split(|&b| b == b',') {
+            let range = range.trim_ascii();
+            if range.is_empty() {
                 continue;
+            }
+            any = true;
+            let parsed;
+            let (kind, subtype, quality) = if range.contains(&b';') {
+                let Some(range) = std::str::from_utf8(range)
+                    .ok()
+                    .and_then(|r| r.parse::<Mime>().ok())
+                else {
+                    continue;
+                };
+                parsed = range;
+                let quality = parsed
+                    .get_param("q")
+                    .map_or(Some(1.0), |q| q.as_str().parse::<f32>().ok())
+                    .filter(|q| (0.0..=1.0).contains(q))
+                    .unwrap_or(0.0);
+                let (kind, subtype) = (parsed.type_().as_str(), parsed.subtype().as_str());
+                (kind.as_bytes(), subtype.as_bytes(), quality)
+            } else {
+                // Without parameters a range is its two names, compared as the parser would
+                // (without regard to case); one that is not `type/subtype` matches nothing.
+                let Some(slash) = range.iter().position(|&b| b == b'/') else {
+                    continue;
+                };
+                (&range[..slash], &range[slash + 1..], 1.0)
             };
-            if best.is_none_or(|(s, _)| specificity > s) {
-                *best = Some((specificity, quality));
+            for ((want_kind, want_subtype), best) in wanted.iter().zip(best.iter_mut()) {
+                let same_kind = kind.eq_ignore_ascii_case(want_kind);
+                let specificity = if same_kind && subtype.eq_ignore_ascii_case(want_subtype) {
+                    2
+                } else if same_kind && subtype == b"*" {
+                    1
+                } else if kind == b"*" && subtype == b"*" {
+                    0
+                } else {
+                    continue;
+                };
+                if best.is_none_or(|(s, _)| specificity > s) {
+                    *best = Some((specificity, quality));
+                }
             }
         }
+    }
+    if !any {
+        return [true; N];
     }
     best.map(|best| best.is_some_and(|(_, quality)| quality > 0.0))
 }
