@@ -715,6 +715,45 @@ fn malformed_or_duplicate_host_and_origin_headers_are_refused() {
     assert_eq!(probe(origin()).status, 200);
 }
 
+/// A connection remembers the `Host` its last request passed with, so as not to parse it
+/// again: what follows on the same connection must still be judged on its own.
+#[test]
+fn a_host_that_passed_on_a_connection_lets_no_other_host_through_after_it() {
+    let server = catalogue(&[]);
+    let base = || {
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+    };
+    // Two requests written at once on one keep-alive connection; a refusal closes it.
+    let statuses = |second: Request| {
+        let mut bytes = base().json(&initialize()).to_bytes();
+        bytes.extend(second.json(&initialize()).to_bytes());
+        let mut tcp = connect(server.addr());
+        tcp.write_all(&bytes).expect("write");
+        let raw = String::from_utf8_lossy(&read_until_closed(&mut tcp, TIMEOUT)).into_owned();
+        raw.match_indices("HTTP/1.1 ")
+            .filter_map(|(at, _)| raw[at + 9..].get(..3)?.parse::<u16>().ok())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(statuses(base().header("Host", "evil.example")), [200, 403]);
+    assert_eq!(
+        statuses(base().header("Host", "localhost:evil.com")),
+        [200, 400]
+    );
+    assert_eq!(
+        statuses(base().header("Origin", "http://evil.example")),
+        [200, 403]
+    );
+    // An absolute-form target names its own authority, which is checked too.
+    let host = format!("{}", server.addr());
+    let absolute = server
+        .request("POST", "http://evil.example/mcp")
+        .header("Host", &host)
+        .header("Accept", "application/json, text/event-stream");
+    assert_eq!(statuses(absolute), [200, 403]);
+}
+
 #[test]
 fn the_challenge_and_metadata_never_carry_a_host_they_did_not_check() {
     let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN), ("HTTP_ALLOWED_HOSTS", "*")]);

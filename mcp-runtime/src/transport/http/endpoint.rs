@@ -256,8 +256,9 @@ pub(super) async fn post_request(
     state: Arc<HttpState>,
     request: axum::http::Request<hyper::body::Incoming>,
     peer: std::net::SocketAddr,
+    host_memo: &super::security::HostMemo,
 ) -> Response<Body> {
-    let (mut parts, body) = match super::guard::check(&state, request).await {
+    let (mut parts, body) = match super::guard::check(&state, request, Some(host_memo)).await {
         Ok(checked) => checked,
         Err(refusal) => return refusal,
     };

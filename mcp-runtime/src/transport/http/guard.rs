@@ -34,7 +34,7 @@ pub(crate) async fn admit(
     request: Request,
     next: Next,
 ) -> Response<Body> {
-    match check(&state, request).await {
+    match check(&state, request, None).await {
         Ok((parts, body)) => next.run(Request::from_parts(parts, Body::from(body))).await,
         Err(refusal) => refusal,
     }
@@ -45,10 +45,12 @@ pub(crate) async fn admit(
 /// instead. The one function both ways into the endpoint go through: the router's
 /// middleware ([`admit`]) and the connection's own dispatch of the endpoint's POST.
 /// Generic over the body, so that the connection's own dispatch hands hyper's body over
-/// as it is, not boxed first.
+/// as it is, not boxed first; that dispatch also hands over its connection's
+/// [`HostMemo`](security::HostMemo).
 pub(crate) async fn check<B>(
     state: &HttpState,
     request: axum::http::Request<B>,
+    host_memo: Option<&security::HostMemo>,
 ) -> Result<(Parts, Bytes), Response<Body>>
 where
     B: axum::body::HttpBody<Data = Bytes>,
@@ -72,7 +74,9 @@ where
         .uri
         .authority()
         .map(axum::http::uri::Authority::as_str);
-    if let Err(refusal) = security::check_host_and_origin(state, &parts.headers, authority) {
+    if let Err(refusal) =
+        security::check_host_and_origin(state, &parts.headers, authority, host_memo)
+    {
         // A request naming a host it may not (or none, or two) is not one to keep a
         // connection open for.
         return Err(closing(*refusal));
