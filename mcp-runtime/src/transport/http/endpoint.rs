@@ -437,7 +437,7 @@ fn permit(
                 "too many requests in flight for this session",
             )));
         };
-        let Ok(call) = state.sessions.begin_call(&s.client) else {
+        let Ok(call) = state.sessions.begin_call(s.calls.as_ref()) else {
             return Err(Box::new(json_error(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too many requests in flight for this client, over all its sessions",

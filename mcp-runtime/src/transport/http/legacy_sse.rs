@@ -85,6 +85,7 @@ async fn open(
             LegacySession {
                 session: Arc::clone(&session),
                 out: out.clone(),
+                calls: state.sessions.calls_of(&client),
                 client,
                 in_flight: Arc::new(Semaphore::new(
                     state.options.max_in_flight_per_session.max(1),
@@ -179,7 +180,7 @@ async fn message(
             "too many requests in flight for this session",
         );
     };
-    let Ok(client_call) = state.sessions.begin_call(&legacy.client) else {
+    let Ok(client_call) = state.sessions.begin_call(legacy.calls.as_ref()) else {
         return json_error(
             StatusCode::TOO_MANY_REQUESTS,
             "too many requests in flight for this client, over all its sessions",

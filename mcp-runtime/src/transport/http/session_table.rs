@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,6 @@ use super::options::HttpOptions;
 use crate::auth::AuthInfo;
 use crate::cluster::{SessionRecord, SessionStore, StoreError};
 use crate::protocol::ProtocolVersion;
-use crate::quota::{Full, Held, Quota};
 use crate::server::Server;
 use crate::server::cluster::apply_record;
 use crate::session::{Negotiated, OpenQueue, Outbound, Session};
@@ -66,6 +65,8 @@ pub(crate) struct HttpSession {
     pub session: Arc<Session>,
     /// The client that opened it.
     pub client: Client,
+    /// The count of requests that client has in flight, over all its sessions.
+    pub calls: Option<Arc<ClientCalls>>,
     /// Requests of this session being served; beyond the limit a request is refused.
     pub in_flight: Arc<Semaphore>,
     /// Whether a GET stream is open (only one may be, so no message goes out twice).
@@ -178,16 +179,37 @@ impl Sessions {
     }
 }
 
+/// The requests one client has in flight, over all its sessions. Each session of the client
+/// holds the same count from the moment it opens, so that a request takes its place with
+/// one atomic add instead of a look into a table under a lock (two hashes of the client).
+pub(crate) struct ClientCalls(AtomicUsize);
+
 /// One request of a client in flight, over all its sessions; its place in the count is
 /// given back when dropped.
-pub(crate) type ClientCall = Held<Client>;
+pub(crate) struct ClientCall(Arc<ClientCalls>);
+
+impl Drop for ClientCall {
+    fn drop(&mut self) {
+        (self.0).0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Each client's count of requests in flight, while a session holds it (or a request it
+/// began); a count nobody holds is forgotten.
+#[derive(Default)]
+struct CallCounts {
+    by_client: HashMap<Client, std::sync::Weak<ClientCalls>>,
+    /// How many entries there may be before the forgotten ones are swept out.
+    sweep_at: usize,
+}
 
 /// Every live session of this process, and — when replicas share sessions — the way to the
 /// shared records.
 pub(crate) struct SessionTable {
     sessions: Mutex<Sessions>,
     /// Requests each client has in flight, over all its sessions.
-    calls: Quota<Client>,
+    calls: Mutex<CallCounts>,
+    max_calls_per_client: usize,
     epoch: Instant,
     pub idle_timeout: Duration,
     pub max_sessions: usize,
@@ -281,7 +303,8 @@ impl SessionTable {
     pub(crate) fn new(options: &HttpOptions, server: Server) -> Self {
         SessionTable {
             sessions: Mutex::new(Sessions::default()),
-            calls: Quota::new(options.max_in_flight_per_client, usize::MAX),
+            calls: Mutex::new(CallCounts::default()),
+            max_calls_per_client: options.max_in_flight_per_client.max(1),
             epoch: Instant::now(),
             idle_timeout: options.session_idle_timeout,
             max_sessions: options.max_sessions.max(1),
@@ -306,16 +329,50 @@ impl SessionTable {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Counts a request of `client` in flight, over all its sessions; `Err` when it has as
-    /// many as it may. A session's own limit bounds one session; this bounds a client that
-    /// spreads calls over many sessions (calls whose connection closed go on running). A
-    /// client the server cannot tell apart from others is not counted: they would all share
-    /// one count.
-    pub(crate) fn begin_call(&self, client: &Client) -> Result<Option<ClientCall>, Full> {
+    /// The count of requests `client` has in flight, shared by all its sessions; `None` for
+    /// a client the server cannot tell apart from others (they would all share one count,
+    /// so it is not counted).
+    pub(crate) fn calls_of(&self, client: &Client) -> Option<Arc<ClientCalls>> {
         if *client == Client::Unknown {
-            return Ok(None);
+            return None;
         }
-        self.calls.take(client.clone()).map(Some)
+        let mut counts = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(calls) = counts
+            .by_client
+            .get(client)
+            .and_then(std::sync::Weak::upgrade)
+        {
+            return Some(calls);
+        }
+        let calls = Arc::new(ClientCalls(AtomicUsize::new(0)));
+        counts
+            .by_client
+            .insert(client.clone(), Arc::downgrade(&calls));
+        if counts.by_client.len() > counts.sweep_at {
+            counts.by_client.retain(|_, calls| calls.strong_count() > 0);
+            counts.sweep_at = (2 * counts.by_client.len()).max(64);
+        }
+        Some(calls)
+    }
+
+    /// Counts a request in flight for the client whose count is `calls` ([`calls_of`]), over
+    /// all its sessions; `Err` when it has as many as it may. A session's own limit bounds
+    /// one session; this bounds a client that spreads calls over many sessions (calls whose
+    /// connection closed go on running).
+    ///
+    /// [`calls_of`]: SessionTable::calls_of
+    pub(crate) fn begin_call(
+        &self,
+        calls: Option<&Arc<ClientCalls>>,
+    ) -> Result<Option<ClientCall>, ()> {
+        let Some(calls) = calls else {
+            return Ok(None);
+        };
+        if calls.0.fetch_add(1, Ordering::AcqRel) >= self.max_calls_per_client {
+            calls.0.fetch_sub(1, Ordering::AcqRel);
+            return Err(());
+        }
+        Ok(Some(ClientCall(Arc::clone(calls))))
     }
 
     /// Opens a session: a fresh random id, and a task that carries the session's own
@@ -362,6 +419,7 @@ impl SessionTable {
         let http = Arc::new(HttpSession {
             id,
             session,
+            calls: self.calls_of(&client),
             client,
             in_flight: Arc::new(Semaphore::new(self.max_in_flight)),
             standalone_open: AtomicBool::new(false),
@@ -693,6 +751,8 @@ pub(crate) struct LegacySession {
     pub session: Arc<Session>,
     pub out: Outbound,
     pub client: Client,
+    /// The count of requests that client has in flight, over all its sessions.
+    pub calls: Option<Arc<ClientCalls>>,
     pub in_flight: Arc<Semaphore>,
 }
 
@@ -991,6 +1051,39 @@ mod tests {
             Value::Object(merged.store),
             serde_json::json!({"x": 5, "y": 2, "z": 1})
         );
+    }
+
+    #[tokio::test]
+    async fn a_clients_sessions_share_one_count_of_calls_that_outlives_them() {
+        let options = HttpOptions::default().max_in_flight_per_client(2);
+        let server = Server::builder("one", "1.0.0").build().expect("a server");
+        let table = SessionTable::new(&options, server);
+        let ada = Client::Subject("ada".to_owned());
+        let first = table.open(ada.clone()).expect("room");
+        let second = table.open(ada.clone()).expect("room");
+        let other = table.open(Client::Subject("bob".to_owned())).expect("room");
+        let one = table.begin_call(first.calls.as_ref()).expect("a place");
+        let two = table.begin_call(second.calls.as_ref()).expect("a place");
+        assert!(
+            table.begin_call(first.calls.as_ref()).is_err(),
+            "two over both"
+        );
+        assert!(
+            table.begin_call(other.calls.as_ref()).is_ok(),
+            "another client's own"
+        );
+        // A call goes on when its session ends, and keeps its place until it is done.
+        assert!(table.remove(&first.id));
+        drop(first);
+        assert!(table.begin_call(second.calls.as_ref()).is_err());
+        drop(one);
+        let three = table
+            .begin_call(second.calls.as_ref())
+            .expect("a place again");
+        drop((two, three));
+        // A client the server cannot tell apart from others is not counted.
+        assert!(table.calls_of(&Client::Unknown).is_none());
+        assert!(table.begin_call(None).expect("not counted").is_none());
     }
 
     #[tokio::test]
