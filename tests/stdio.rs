@@ -468,6 +468,41 @@ fn progress_is_reported_only_for_a_progress_token() {
     assert!(server.take_backlog().is_empty());
 }
 
+/// When standard output is not a pipe (a socket here) a thread writes it: frames keep the
+/// order they were made in there too, a handler's notifications before its response, and
+/// replies made at once in the order of their requests.
+#[cfg(unix)]
+#[test]
+fn frames_keep_their_order_when_standard_output_is_written_by_a_thread() {
+    let mut server =
+        StdioServer::spawn_with_socket_stdout(env!("CARGO_BIN_EXE_catalogue").as_ref());
+    server.initialize("2025-11-25");
+    server.request(
+        1,
+        "tools/call",
+        json!({"name": "progress", "_meta": {"progressToken": "tok"}}),
+    );
+    server.response(1);
+    let progress: Vec<Value> = server
+        .take_backlog()
+        .iter()
+        .map(|n| n["params"]["progress"].clone())
+        .collect();
+    assert_eq!(progress, [json!(1.0), json!(2.0), json!(3.0)]);
+    // Many calls written at once: each answered, in order, none lost.
+    for id in 10..60 {
+        server.request(
+            id,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": id.to_string()}}),
+        );
+    }
+    for id in 10..60 {
+        let response = server.recv();
+        assert_eq!(response["id"], id, "{response}");
+    }
+}
+
 #[test]
 fn log_messages_honour_the_level_the_client_set() {
     let mut server = ready_catalogue();

@@ -85,18 +85,26 @@ impl StdioServer {
 
     /// Starts a server binary with extra environment variables.
     pub fn spawn_with_env(program: &Path, env: &[(&str, &str)]) -> StdioServer {
-        StdioServer::start(program, &[], env, false)
+        StdioServer::start(program, &[], env, false, false)
     }
 
     /// Starts a server binary with arguments.
     pub fn spawn_with_args(program: &Path, args: &[&std::ffi::OsStr]) -> StdioServer {
-        StdioServer::start(program, args, &[], false)
+        StdioServer::start(program, args, &[], false, false)
     }
 
     /// Starts a server binary whose standard error the test reads
     /// ([`StdioServer::wait_for_stderr`]); it is shown on the test's too.
     pub fn spawn_reading_stderr(program: &Path, env: &[(&str, &str)]) -> StdioServer {
-        StdioServer::start(program, &[], env, true)
+        StdioServer::start(program, &[], env, true, false)
+    }
+
+    /// Starts a server binary whose standard output is a socket rather than a pipe, as when
+    /// a supervisor hands it one end of a socket pair: the server then writes from a thread
+    /// of its own.
+    #[cfg(unix)]
+    pub fn spawn_with_socket_stdout(program: &Path) -> StdioServer {
+        StdioServer::start(program, &[], &[], false, true)
     }
 
     fn start(
@@ -104,12 +112,26 @@ impl StdioServer {
         args: &[&std::ffi::OsStr],
         env: &[(&str, &str)],
         read_stderr: bool,
+        socket_stdout: bool,
     ) -> StdioServer {
+        #[cfg(unix)]
+        let (ours, stdout) = if socket_stdout {
+            let (ours, theirs) =
+                std::os::unix::net::UnixStream::pair().expect("a socket pair for standard output");
+            (Some(ours), Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        } else {
+            (None, Stdio::piped())
+        };
+        #[cfg(not(unix))]
+        let (ours, stdout): (Option<std::fs::File>, Stdio) = {
+            assert!(!socket_stdout, "a socket for standard output is for Unix");
+            (None, Stdio::piped())
+        };
         let mut child = Command::new(program)
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
+            .stdout(stdout)
             .stderr(if read_stderr {
                 Stdio::piped()
             } else {
@@ -130,7 +152,10 @@ impl StdioServer {
             });
             lines
         });
-        let stdout = child.stdout.take().expect("piped stdout");
+        let stdout: Box<dyn std::io::Read + Send> = match ours {
+            Some(ours) => Box::new(ours),
+            None => Box::new(child.stdout.take().expect("piped stdout")),
+        };
         let stdin = child.stdin.take();
         let (tx, lines) = mpsc::channel();
         let reading_paused = Arc::new((Mutex::new(false), Condvar::new()));

@@ -126,7 +126,8 @@ impl Request<'_> {
                     let cancelled = cancel.cancelled();
                     let mut cancelled = std::pin::pin!(cancelled);
                     let mut armed = false;
-                    let outcome = std::future::poll_fn(|cx| {
+                    // A cancelled call is answered with nothing.
+                    std::future::poll_fn(|cx| {
                         let gone = if armed {
                             cancelled.as_mut().poll(cx).is_ready()
                         } else {
@@ -145,11 +146,7 @@ impl Request<'_> {
                             Poll::Pending => Poll::Pending,
                         }
                     })
-                    .await;
-                    match outcome {
-                        Some(outcome) => outcome,
-                        None => return None,
-                    }
+                    .await?
                 }
                 Some((slot, server, owner)) => {
                     // Polled once here, whatever it does: no waiter on the token is needed.
