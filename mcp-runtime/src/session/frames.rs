@@ -84,13 +84,18 @@ impl Shared {
         }
     }
 
+    /// The first frame waiting, no longer counted against the budget.
+    fn take_first(&self, state: &mut State) -> Option<Frame> {
+        let frame = state.frames.pop_front()?;
+        self.queued().fetch_sub(frame.len(), Ordering::Relaxed);
+        Some(frame)
+    }
+
     /// The next frame, `Ready(None)` once every sender is gone and the list is empty, or
     /// `Pending` with `waker` registered.
     fn poll_pop(&self, waker: &Waker) -> Poll<Option<Frame>> {
         let mut state = self.state();
-        if let Some(frame) = state.frames.pop_front() {
-            drop(state);
-            self.queued().fetch_sub(frame.len(), Ordering::Relaxed);
+        if let Some(frame) = self.take_first(&mut state) {
             return Poll::Ready(Some(frame));
         }
         // A sender that drops last takes the lock after its count is down, so either it is
@@ -252,11 +257,7 @@ impl OutboundQueue {
 
     /// The next frame when one is waiting.
     pub(crate) fn try_recv(&mut self) -> Option<Frame> {
-        let frame = self.shared.state().frames.pop_front()?;
-        self.shared
-            .queued()
-            .fetch_sub(frame.len(), Ordering::Relaxed);
-        Some(frame)
+        self.shared.take_first(&mut self.shared.state())
     }
 
     /// The next frame, blocking the thread (for writer threads).

@@ -1084,6 +1084,14 @@ mod tests {
         // A client the server cannot tell apart from others is not counted.
         assert!(table.calls_of(&Client::Unknown).is_none());
         assert!(table.begin_call(None).expect("not counted").is_none());
+        // Counts nobody holds any more are forgotten: many clients come and go, and the
+        // table of counts stays small.
+        drop((second, other));
+        for n in 0..1000 {
+            drop(table.calls_of(&Client::Subject(format!("passer-{n}"))));
+        }
+        let held = table.calls.lock().unwrap().by_client.len();
+        assert!(held <= 64, "{held} counts kept for clients that are gone");
     }
 
     #[tokio::test]
