@@ -103,8 +103,8 @@ fn refused((status, message): Refusal) -> Response<Body> {
 
 /// The protocol revision a request names in `MCP-Protocol-Version`; absent means 2025-03-26,
 /// as the specification says. `Err` for a revision this server does not know.
-fn header_version(headers: &HeaderMap) -> Result<ProtocolVersion, Refusal> {
-    match headers.get(&VERSION_HEADER) {
+fn header_version(sent: Option<&HeaderValue>) -> Result<ProtocolVersion, Refusal> {
+    match sent {
         None => Ok(ProtocolVersion::V2025_03_26),
         Some(value) => value
             .to_str()
@@ -334,24 +334,30 @@ fn admit<'a>(
     // Read once: the headers of the stateless era are compared with it, and the dispatch
     // routes it.
     let message = state.server.read(body).ok();
-    let stateless_era =
-        match super::headers::check_stateless(headers, body, message.as_ref(), &state.server) {
-            Some(Err(problem)) => {
-                let error =
-                    crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem);
-                return Err(Box::new(json_response(
-                    StatusCode::BAD_REQUEST,
-                    crate::protocol::error_frame(request_id(body).as_ref(), &error),
-                )));
-            }
-            checked => checked.is_some(),
-        };
+    let sent_version = headers.get(&VERSION_HEADER);
+    let stateless_era = match super::headers::check_stateless(
+        headers,
+        sent_version,
+        body,
+        message.as_ref(),
+        &state.server,
+    ) {
+        Some(Err(problem)) => {
+            let error =
+                crate::protocol::RpcError::new(crate::protocol::code::HEADER_MISMATCH, problem);
+            return Err(Box::new(json_response(
+                StatusCode::BAD_REQUEST,
+                crate::protocol::error_frame(request_id(body).as_ref(), &error),
+            )));
+        }
+        checked => checked.is_some(),
+    };
     // A stateless-era request names its revision itself; the header only has to agree (and
     // is not read as a handshake revision, whose refusal would be written out for nothing).
     let version = if stateless_era {
         ProtocolVersion::LATEST_HANDSHAKE
     } else {
-        header_version(headers).map_err(|refusal| Box::new(refused(refusal)))?
+        header_version(sent_version).map_err(|refusal| Box::new(refused(refusal)))?
     };
     Ok(Admitted {
         shape: message.as_ref().map_or_else(|| classify(body), shape_of),
@@ -854,7 +860,7 @@ pub(super) async fn get(
             "the Accept header must allow text/event-stream",
         );
     }
-    if let Err(refusal) = header_version(&headers) {
+    if let Err(refusal) = header_version(headers.get(&VERSION_HEADER)) {
         return refused(refusal);
     }
     let http_session = match session_of(&state, &headers, auth.as_deref()).await {

@@ -3,7 +3,7 @@
 //! marked `x-mcp-header`. Intermediaries route on them, so the server refuses any that
 //! disagree with the body (`HeaderMismatch`, -32020, HTTP 400).
 
-use axum::http::{HeaderMap, HeaderName};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
@@ -72,14 +72,17 @@ impl NamedParams<'_> {
 
 /// Whether a POST belongs to the stateless era — its `_meta` or its `MCP-Protocol-Version`
 /// names a stateless revision — and if so, whether its headers agree with its body.
+/// `sent_version` is the request's `MCP-Protocol-Version`, which the endpoint reads once for
+/// this and for the handshake era's revision.
 pub(super) fn check_stateless(
     headers: &HeaderMap,
+    sent_version: Option<&HeaderValue>,
     body: &[u8],
     message: Option<&Envelope<'_>>,
     server: &Server,
 ) -> Option<Result<(), String>> {
-    let header_says =
-        header_text(headers, &VERSION_HEADER).is_some_and(|v| STATELESS_VERSIONS.contains(&v));
+    let sent_version = sent_version.and_then(|v| v.to_str().ok());
+    let header_says = sent_version.is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     // One SIMD scan: a byte-by-byte window compare cost a large body a `memcmp` per byte.
     // The searcher is built once (building one allocates, and costs more than a small
     // body's scan).
@@ -119,11 +122,18 @@ pub(super) fn check_stateless(
     if !header_says && !body_says {
         return None;
     }
-    Some(check(headers, method.as_deref(), params.as_ref(), server))
+    Some(check(
+        headers,
+        sent_version,
+        method.as_deref(),
+        params.as_ref(),
+        server,
+    ))
 }
 
 fn check(
     headers: &HeaderMap,
+    sent_version: Option<&str>,
     method: Option<&str>,
     params: Option<&NamedParams<'_>>,
     server: &Server,
@@ -144,7 +154,7 @@ fn check(
         .and_then(|p| p.meta.as_ref())
         .and_then(|m| m.protocol_version.as_ref())
         .and_then(Value::as_str);
-    if let (Some(sent), Some(body)) = (header_text(headers, &VERSION_HEADER), body_version)
+    if let (Some(sent), Some(body)) = (sent_version, body_version)
         && sent != body
     {
         return Err(format!(
