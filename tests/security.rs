@@ -755,6 +755,38 @@ fn a_host_that_passed_on_a_connection_lets_no_other_host_through_after_it() {
 }
 
 #[test]
+fn an_accept_that_passed_on_a_connection_lets_no_other_accept_through_after_it() {
+    let server = catalogue(&[]);
+    let with = |accept: &str| {
+        server
+            .request("POST", "/mcp")
+            .header("Accept", accept)
+            .json(&initialize())
+            .to_bytes()
+    };
+    // Four requests written at once on one keep-alive connection, the last closing it.
+    let mut bytes = with("application/json, text/event-stream");
+    bytes.extend(with("application/json"));
+    bytes.extend(with("application/json, text/event-stream;q=0"));
+    bytes.extend(
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Connection", "close")
+            .json(&initialize())
+            .to_bytes(),
+    );
+    let mut tcp = connect(server.addr());
+    tcp.write_all(&bytes).expect("write");
+    let raw = String::from_utf8_lossy(&read_until_closed(&mut tcp, TIMEOUT)).into_owned();
+    let statuses: Vec<u16> = raw
+        .match_indices("HTTP/1.1 ")
+        .filter_map(|(at, _)| raw[at + 9..].get(..3)?.parse().ok())
+        .collect();
+    assert_eq!(statuses, [200, 406, 406, 200], "{raw}");
+}
+
+#[test]
 fn the_challenge_and_metadata_never_carry_a_host_they_did_not_check() {
     let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN), ("HTTP_ALLOWED_HOSTS", "*")]);
     let response = post(&server, "/mcp", &initialize())

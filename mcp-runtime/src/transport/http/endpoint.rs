@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{CloseSignal, SseOptions, parse_event_id, sse_response};
-use super::media::{accepts, accepts_each, is_json_body};
+use super::media::{AcceptMemo, accepts, accepts_answer, is_json_body};
 use super::session_table::{Client, ClientCall, HttpSession, Lookup};
 use super::state::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
@@ -245,7 +245,15 @@ pub(super) async fn post(
 ) -> Response<Body> {
     let auth = auth.map(|Extension(a)| a);
     let peer = peer.map(|Extension(ConnectInfo(p))| p);
-    post_checked(state, (auth, peer), method, uri, headers, body).await
+    post_checked(state, (auth, peer), None, method, uri, headers, body).await
+}
+
+/// What a connection remembers of its last POST, so that what it sends again unchanged is
+/// not read again: its `Host` (once allowed) and its `Accept`.
+#[derive(Default)]
+pub(super) struct ConnectionMemo {
+    host: super::security::HostMemo,
+    accept: AcceptMemo,
 }
 
 /// A POST to the endpoint straight from the connection, without the router: through the
@@ -256,9 +264,9 @@ pub(super) async fn post_request(
     state: Arc<HttpState>,
     request: axum::http::Request<hyper::body::Incoming>,
     peer: std::net::SocketAddr,
-    host_memo: &super::security::HostMemo,
+    memo: &ConnectionMemo,
 ) -> Response<Body> {
-    let (mut parts, body) = match super::guard::check(&state, request, Some(host_memo)).await {
+    let (mut parts, body) = match super::guard::check(&state, request, Some(&memo.host)).await {
         Ok(checked) => checked,
         Err(refusal) => return refusal,
     };
@@ -266,6 +274,7 @@ pub(super) async fn post_request(
     post_checked(
         state,
         (auth, Some(peer)),
+        Some(&memo.accept),
         parts.method,
         parts.uri,
         parts.headers,
@@ -278,12 +287,13 @@ pub(super) async fn post_request(
 async fn post_checked(
     state: Arc<HttpState>,
     (auth, peer): (Option<Arc<AuthInfo>>, Option<std::net::SocketAddr>),
+    accept_memo: Option<&AcceptMemo>,
     method: axum::http::Method,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
-    let admitted = match admit(&state, &headers, &body) {
+    let admitted = match admit(&state, &headers, &body, accept_memo) {
         Ok(admitted) => admitted,
         Err(refusal) => return *refusal,
     };
@@ -316,6 +326,7 @@ fn admit<'a>(
     state: &HttpState,
     headers: &HeaderMap,
     body: &'a [u8],
+    accept_memo: Option<&AcceptMemo>,
 ) -> Result<Admitted<'a>, Box<Response<Body>>> {
     if !is_json_body(headers) {
         return Err(Box::new(json_error(
@@ -323,8 +334,7 @@ fn admit<'a>(
             "the body must be JSON (Content-Type: application/json)",
         )));
     }
-    let [takes_json, takes_stream] =
-        accepts_each(headers, ["application/json", "text/event-stream"]);
+    let [takes_json, takes_stream] = accepts_answer(headers, accept_memo);
     if !takes_json || (!state.options.stateless && !takes_stream) {
         return Err(Box::new(json_error(
             StatusCode::NOT_ACCEPTABLE,

@@ -314,13 +314,13 @@ async fn serve_connection(
         clock: Arc::clone(&clock),
     });
     let tower = TowerToHyperService::new(router);
-    // The `Host` this connection's last POST passed with, not parsed again when repeated.
-    let host_memo = Arc::new(super::security::HostMemo::default());
+    // What this connection's last POST sent, not read again when repeated.
+    let memo = Arc::new(super::endpoint::ConnectionMemo::default());
     let service = {
         let clock = Arc::clone(&clock);
         let endpoint = Arc::clone(&endpoint);
         hyper::service::service_fn(move |request: Request<Incoming>| {
-            let host_memo = Arc::clone(&host_memo);
+            let memo = Arc::clone(&memo);
             let busy = clock.begin();
             let route = if request.method() == Method::POST
                 && request.uri().path() == endpoint.options.path
@@ -336,7 +336,7 @@ async fn serve_connection(
             async move {
                 let response: Response<Body> = match route {
                     Route::Endpoint(state, request) => {
-                        super::endpoint::post_request(state, request, peer, &host_memo).await
+                        super::endpoint::post_request(state, request, peer, &memo).await
                     }
                     Route::Router(routed) => match routed.await {
                         Ok(response) => response,
