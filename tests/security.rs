@@ -711,6 +711,9 @@ fn malformed_or_duplicate_host_and_origin_headers_are_refused() {
     assert_eq!(twice(base(), "Host", "localhost"), Some(400));
     let origin = || base().header("Origin", "http://localhost");
     assert_eq!(twice(origin(), "Origin", "http://localhost"), Some(400));
+    assert_eq!(twice(base(), "Content-Type", "application/json"), Some(400));
+    let authorized = || base().header("Authorization", "Bearer a");
+    assert_eq!(twice(authorized(), "Authorization", "Bearer b"), Some(400));
     // One of each is served.
     assert_eq!(probe(origin()).status, 200);
 }

@@ -57,18 +57,30 @@ where
     B::Error: Into<axum::BoxError>,
 {
     let (mut parts, body) = request.into_parts();
-    for (name, what) in [
+    // One walk through the few headers a request has, rather than a hashed lookup of each
+    // name that must not repeat.
+    const SINGLE: [(header::HeaderName, &str); 4] = [
         (header::HOST, "Host"),
         (header::ORIGIN, "Origin"),
         (header::AUTHORIZATION, "Authorization"),
         (header::CONTENT_TYPE, "Content-Type"),
-    ] {
-        if parts.headers.get_all(&name).iter().nth(1).is_some() {
-            return Err(closing(json_error(
-                StatusCode::BAD_REQUEST,
-                &format!("more than one {what} header"),
-            )));
+    ];
+    let mut seen = [0u8; 4];
+    for name in parts.headers.iter().map(|(name, _)| name) {
+        if let Some(at) = SINGLE.iter().position(|(single, _)| single == name) {
+            seen[at] = seen[at].saturating_add(1);
         }
+    }
+    if let Some((_, what)) = SINGLE
+        .iter()
+        .zip(seen)
+        .find(|(_, n)| *n > 1)
+        .map(|(s, _)| s)
+    {
+        return Err(closing(json_error(
+            StatusCode::BAD_REQUEST,
+            &format!("more than one {what} header"),
+        )));
     }
     let authority = parts
         .uri
