@@ -386,3 +386,113 @@ fn a_multi_round_trip_retry_is_never_cacheable() {
     assert_eq!(done["result"]["ttlMs"], 0);
     assert_eq!(done["result"]["cacheScope"], "private");
 }
+
+/// Request metadata that cannot be read is refused with -32602, `invalidMeta` naming the
+/// field at fault: a repeated key, a field of the wrong type, `_meta` that is not an object,
+/// a required field missing. A field given as `null` counts as not given.
+#[test]
+fn unreadable_request_metadata_is_refused_naming_the_field() {
+    let mut server = catalogue();
+    let version = format!(r#""io.modelcontextprotocol/protocolVersion":"{MODERN}""#);
+    let info = r#""io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}"#;
+    let capabilities = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            format!("{{{version},{capabilities},{version}}}"),
+            "io.modelcontextprotocol/protocolVersion",
+            "is given twice in `_meta`",
+        ),
+        (
+            format!(
+                r#"{{{version},{capabilities},"io.modelcontextprotocol/other":1,"io.modelcontextprotocol/other":2}}"#
+            ),
+            "io.modelcontextprotocol/other",
+            "is given twice in `_meta`",
+        ),
+        (
+            // A repeated key is named before a field of the wrong type, wherever each is.
+            format!(
+                r#"{{{version},"io.modelcontextprotocol/clientCapabilities":[],{info},{info}}}"#
+            ),
+            "io.modelcontextprotocol/clientInfo",
+            "is given twice in `_meta`",
+        ),
+        (
+            format!(r#"{{"io.modelcontextprotocol/protocolVersion":5,{capabilities}}}"#),
+            "io.modelcontextprotocol/protocolVersion",
+            "must be a protocol revision (a string), not 5",
+        ),
+        (
+            format!(r#"{{{version},"io.modelcontextprotocol/clientCapabilities":"all"}}"#),
+            "io.modelcontextprotocol/clientCapabilities",
+            "must be an object, not \"all\"",
+        ),
+        (
+            format!(
+                r#"{{{version},{capabilities},"io.modelcontextprotocol/clientInfo":{{"name":"m"}}}}"#
+            ),
+            "io.modelcontextprotocol/clientInfo",
+            "must be an object with `name` and `version`",
+        ),
+        (
+            format!(r#"{{{version},{capabilities},"io.modelcontextprotocol/logLevel":"loud"}}"#),
+            "io.modelcontextprotocol/logLevel",
+            "must be a log level such as \"info\", not \"loud\"",
+        ),
+        (
+            // Fields of the wrong type are named in a fixed order, not the message's.
+            format!(
+                r#"{{"io.modelcontextprotocol/logLevel":1,"io.modelcontextprotocol/clientInfo":2,{version},"io.modelcontextprotocol/clientCapabilities":3}}"#
+            ),
+            "io.modelcontextprotocol/clientCapabilities",
+            "must be an object, not 3",
+        ),
+        (
+            format!(r#"{{{version},"io.modelcontextprotocol/clientCapabilities":null}}"#),
+            "io.modelcontextprotocol/clientCapabilities",
+            "must carry `io.modelcontextprotocol/clientCapabilities`",
+        ),
+        (
+            format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":null,{capabilities},"io.modelcontextprotocol/x":"{MODERN}"}}"#
+            ),
+            "io.modelcontextprotocol/protocolVersion",
+            "must carry `io.modelcontextprotocol/protocolVersion`",
+        ),
+    ];
+    for (id, (meta, field, says)) in cases.iter().enumerate() {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"_meta":{meta}}}}}"#
+        );
+        server.send_raw(format!("{line}\n").as_bytes());
+        let response = server.response(id);
+        let error = &response["error"];
+        assert_eq!(error["code"], -32602, "{meta}: {response}");
+        assert_eq!(error["data"]["invalidMeta"], *field, "{meta}: {response}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{meta}: {response}");
+    }
+    // `_meta` that is not an object: a server/discover request is stateless whatever it says.
+    for (id, meta) in [(100, "[1,2]"), (101, "\"x\""), (102, "7")] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{"_meta":{meta}}}}}"#
+        );
+        server.send_raw(format!("{line}\n").as_bytes());
+        let response = server.response(id);
+        assert_eq!(response["error"]["code"], -32602, "{meta}: {response}");
+        assert_eq!(
+            response["error"]["data"]["invalidMeta"], "_meta",
+            "{response}"
+        );
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("`_meta` must be an object"),
+            "{response}"
+        );
+    }
+    // And the server serves on.
+    let fine = ask(&mut server, 200, "tools/list", json!({}));
+    assert!(fine["result"]["tools"].is_array(), "{fine}");
+}

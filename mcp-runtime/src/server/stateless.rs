@@ -34,28 +34,40 @@ struct RequestMeta {
     log_level: Option<LogLevel>,
 }
 
-impl RequestMeta {
-    /// Reads `_meta`; a field of the wrong type is refused naming it in `invalidMeta`.
-    fn read(raw: &RawValue) -> Result<RequestMeta, RpcError> {
-        let Fields(fields) = serde_json::from_str(raw.get())
-            .map_err(|_| invalid_meta("_meta", "`_meta` must be an object".to_owned()))?;
-        // A handful of members: looked through in order rather than hashed.
-        for (i, (key, _)) in fields.iter().enumerate() {
-            if key.starts_with("io.modelcontextprotocol/")
-                && fields[..i].iter().any(|(earlier, _)| earlier == key)
-            {
-                return Err(invalid_meta(
-                    key,
-                    format!("`{key}` is given twice in `_meta`"),
-                ));
-            }
+/// The metadata fields the runtime reads, in the order a message with several of them wrong
+/// has them named.
+const META_FIELDS: [(&str, &str); 4] = [
+    (META_VERSION, "a protocol revision (a string)"),
+    (META_CAPABILITIES, "an object"),
+    (META_CLIENT_INFO, "an object with `name` and `version`"),
+    (META_LOG_LEVEL, "a log level such as \"info\""),
+];
+
+/// `_meta` read in one pass over it, as the parameters are read: the metadata, or why it
+/// cannot be read (a key given twice, a field of the wrong type, not an object), refused
+/// naming the field in `invalidMeta`.
+struct MetaRead(Result<RequestMeta, RpcError>);
+
+impl MetaRead {
+    fn not_an_object() -> MetaRead {
+        MetaRead(Err(invalid_meta(
+            "_meta",
+            "`_meta` must be an object".to_owned(),
+        )))
+    }
+
+    /// The metadata from the raw fields found; a repeated key is refused first, then each
+    /// field of the wrong type in [`META_FIELDS`]' order; `null` is not given.
+    fn of(fields: [Option<&RawValue>; 4], twice: Option<String>) -> MetaRead {
+        if let Some(key) = twice {
+            let message = format!("`{key}` is given twice in `_meta`");
+            return MetaRead(Err(invalid_meta(&key, message)));
         }
-        fn field<'a, T: Deserialize<'a>>(
-            fields: &[(std::borrow::Cow<'a, str>, &'a RawValue)],
-            key: &str,
-            expected: &str,
+        fn field<T: serde::de::DeserializeOwned>(
+            raw: Option<&RawValue>,
+            (key, expected): (&str, &str),
         ) -> Result<Option<T>, RpcError> {
-            match fields.iter().find(|(k, _)| k == key).map(|&(_, raw)| raw) {
+            match raw {
                 None => Ok(None),
                 Some(raw) if raw.get() == "null" => Ok(None),
                 Some(raw) => serde_json::from_str(raw.get()).map(Some).map_err(|_| {
@@ -66,43 +78,74 @@ impl RequestMeta {
                 }),
             }
         }
-        Ok(RequestMeta {
-            protocol_version: field(&fields, META_VERSION, "a protocol revision (a string)")?,
-            client_capabilities: field(&fields, META_CAPABILITIES, "an object")?,
-            client_info: field(
-                &fields,
-                META_CLIENT_INFO,
-                "an object with `name` and `version`",
-            )?,
-            log_level: field(&fields, META_LOG_LEVEL, "a log level such as \"info\"")?,
-        })
+        let [version, capabilities, info, level] = fields;
+        let read = || {
+            Ok(RequestMeta {
+                protocol_version: field(version, META_FIELDS[0])?,
+                client_capabilities: field(capabilities, META_FIELDS[1])?,
+                client_info: field(info, META_FIELDS[2])?,
+                log_level: field(level, META_FIELDS[3])?,
+            })
+        };
+        MetaRead(read())
     }
 }
 
-/// The members of a JSON object in order, repeated keys and all; keys are borrowed from the
-/// text unless they hold escapes.
-struct Fields<'a>(Vec<(std::borrow::Cow<'a, str>, &'a RawValue)>);
-
-impl<'de> Deserialize<'de> for Fields<'de> {
+impl<'de> Deserialize<'de> for MetaRead {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess};
         struct Visit;
         impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Fields<'de>;
+            type Value = MetaRead;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
+                f.write_str("request metadata")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(4));
-                while let Some((Text(key), value)) = map.next_entry::<Text<'de>, &'de RawValue>()? {
-                    entries.push((key, value));
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaRead, A::Error> {
+                let mut fields: [Option<&'de RawValue>; 4] = [None; 4];
+                // Keys of the protocol's namespace beyond those read, to find one given
+                // twice: a handful at most, looked through rather than hashed.
+                let mut others: Vec<std::borrow::Cow<'de, str>> = Vec::new();
+                let mut twice: Option<String> = None;
+                while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+                    if let Some(at) = META_FIELDS.iter().position(|(name, _)| *name == key) {
+                        let raw: &'de RawValue = map.next_value()?;
+                        if fields[at].replace(raw).is_some() && twice.is_none() {
+                            twice = Some(key.into_owned());
+                        }
+                        continue;
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                    if twice.is_none() && key.starts_with("io.modelcontextprotocol/") {
+                        if others.contains(&key) {
+                            twice = Some(key.into_owned());
+                        } else {
+                            others.push(key);
+                        }
+                    }
                 }
-                Ok(Fields(entries))
+                Ok(MetaRead::of(fields, twice))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MetaRead, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MetaRead::not_an_object())
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<MetaRead, E> {
+                Ok(MetaRead::not_an_object())
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<MetaRead, E> {
+                Ok(MetaRead::not_an_object())
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<MetaRead, E> {
+                Ok(MetaRead::not_an_object())
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<MetaRead, E> {
+                Ok(MetaRead::not_an_object())
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<MetaRead, E> {
+                Ok(MetaRead::not_an_object())
             }
         }
-        deserializer.deserialize_map(Visit)
+        deserializer.deserialize_any(Visit)
     }
 }
 
@@ -112,10 +155,11 @@ fn invalid_meta(field: &str, message: String) -> RpcError {
     RpcError::invalid_params(message).with_data(json!({ "invalidMeta": field }))
 }
 
+/// What a stateless request's parameters carry for the runtime itself, read in one pass.
 #[derive(Deserialize)]
-struct MetaOnly<'a> {
-    #[serde(rename = "_meta", borrow)]
-    meta: Option<&'a RawValue>,
+struct MetaOnly {
+    #[serde(rename = "_meta", default)]
+    meta: Option<MetaRead>,
     #[serde(rename = "inputResponses", default)]
     input_responses: Option<Map<String, Value>>,
     #[serde(rename = "requestState", default)]
@@ -180,14 +224,14 @@ impl Server {
         params: Option<&RawValue>,
         channel: &RequestChannel,
     ) -> Result<Prepared, RpcError> {
-        let p: MetaOnly<'_> = parse_params(params)?;
-        let meta = p.meta.filter(|m| m.get() != "null").ok_or_else(|| {
+        let p: MetaOnly = parse_params(params)?;
+        let MetaRead(meta) = p.meta.ok_or_else(|| {
             invalid_meta(
                 "_meta",
                 format!("`_meta` with `{META_VERSION}` is required"),
             )
         })?;
-        let meta = RequestMeta::read(meta)?;
+        let meta = meta?;
         let requested = meta.protocol_version.ok_or_else(|| {
             invalid_meta(META_VERSION, format!("`_meta` must carry `{META_VERSION}`"))
         })?;
