@@ -882,6 +882,46 @@ fn an_oversized_body_is_a_json_413_and_never_invited() {
     assert!(text.contains("\"error\""), "a JSON-RPC error body: {text}");
 }
 
+/// A body sent in chunks arrives in several frames: it is read whole, and cut off at the
+/// limit when the chunks add up past it (no length was declared to refuse it by).
+#[test]
+fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
+    let server = catalogue(&[("HTTP_MAX_BODY_BYTES", "1024")]);
+    let send = |chunks: &[&[u8]]| {
+        let mut raw = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\
+             Connection: close\r\n\r\n",
+            server.addr()
+        )
+        .into_bytes();
+        for chunk in chunks {
+            raw.extend(format!("{:x}\r\n", chunk.len()).into_bytes());
+            raw.extend_from_slice(chunk);
+            raw.extend_from_slice(b"\r\n");
+        }
+        raw.extend_from_slice(b"0\r\n\r\n");
+        let mut tcp = connect(server.addr());
+        tcp.write_all(&raw).expect("write");
+        read_until_closed(&mut tcp, TIMEOUT)
+    };
+    let message = serde_json::to_vec(&initialize()).unwrap();
+    let (a, rest) = message.split_at(7);
+    let (b, c) = rest.split_at(rest.len() / 2);
+    let answer = send(&[a, b, c]);
+    let text = String::from_utf8_lossy(&answer);
+    assert_eq!(status_of(&answer), Some(200), "{text}");
+    assert!(text.contains("\"protocolVersion\""), "{text}");
+    let piece = [b' '; 400];
+    let answer = send(&[&message, &piece, &piece, &piece]);
+    assert_eq!(
+        status_of(&answer),
+        Some(413),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // 11. The message log
 

@@ -171,11 +171,37 @@ where
     B: axum::body::HttpBody<Data = Bytes>,
     B::Error: Into<axum::BoxError>,
 {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<LengthLimitError>() => Err(BodyError::TooLarge),
-        Err(_) => Err(BodyError::Broken),
+    // A small body comes in one frame, which is kept as it is: collecting frames into a
+    // list of buffers cost each request an allocation for the list. Frames that follow are
+    // joined in one buffer.
+    let mut body = std::pin::pin!(Limited::new(body, limit));
+    let mut first = Bytes::new();
+    let mut joined: Option<Vec<u8>> = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            if e.is::<LengthLimitError>() {
+                BodyError::TooLarge
+            } else {
+                BodyError::Broken
+            }
+        })?;
+        // Trailers are not part of the message.
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        match &mut joined {
+            Some(joined) => joined.extend_from_slice(&data),
+            None if first.is_empty() => first = data,
+            None if data.is_empty() => {}
+            None => {
+                let mut both = Vec::with_capacity(first.len() + data.len());
+                both.extend_from_slice(&first);
+                both.extend_from_slice(&data);
+                joined = Some(both);
+            }
+        }
     }
+    Ok(joined.map_or(first, Bytes::from))
 }
 
 fn too_large(limit: usize) -> Response<Body> {
