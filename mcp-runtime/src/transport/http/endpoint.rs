@@ -14,7 +14,6 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode, heade
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use super::events::{CloseSignal, SseOptions, parse_event_id, sse_response};
 use super::media::{AcceptMemo, accepts, accepts_answer, is_json_body};
@@ -494,7 +493,7 @@ async fn respond(
     let (out, mut frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
     // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
     // stream goes on until the call it answers has finished.
-    let close = CloseSignal::new(CancellationToken::new());
+    let close = CloseSignal::lazy();
     let channel = RequestChannel {
         out,
         auth,
@@ -593,7 +592,7 @@ async fn respond(
                     biased;
                     Some(frame) = frames.recv() => First::Message(Some(frame)),
                     finished = &mut done => First::Finished(finished),
-                    () = close.token.cancelled() => First::Message(None),
+                    () = close.token().cancelled() => First::Message(None),
                 },
             };
             // On another thread the handler may have sent a message and finished between
@@ -946,11 +945,11 @@ pub(super) async fn get(
             priming_retry: priming,
             // The session's own stream never completes: it ends at shutdown. A request's
             // stream ends with the request, which shutdown lets finish.
-            close: CloseSignal::new(if standalone {
-                state.shutdown.child_token()
+            close: if standalone {
+                CloseSignal::new(state.shutdown.child_token())
             } else {
-                CancellationToken::new()
-            }),
+                CloseSignal::lazy()
+            },
             finish: (!standalone).then(|| state.drained.clone()),
             on_end,
             keep_alive: state.options.sse_keep_alive,

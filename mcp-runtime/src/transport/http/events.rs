@@ -491,18 +491,33 @@ pub(crate) struct SseOptions {
 }
 
 /// Ends an SSE response early, with the `retry` to announce: one allocation for the two, as
-/// every POST makes one whether or not its answer becomes a stream.
+/// every POST makes one whether or not its answer becomes a stream. A POST's token is made
+/// only when something waits on it or fires it: most answers are plain JSON, made before
+/// anything does.
 pub(crate) struct CloseSignal {
-    pub token: CancellationToken,
+    token: std::sync::OnceLock<CancellationToken>,
     retry: Mutex<Option<Duration>>,
 }
 
 impl CloseSignal {
+    /// A signal that fires with `token`.
     pub(crate) fn new(token: CancellationToken) -> Arc<CloseSignal> {
         Arc::new(CloseSignal {
-            token,
+            token: std::sync::OnceLock::from(token),
             retry: Mutex::new(None),
         })
+    }
+
+    /// A signal of its own, its token made when first needed.
+    pub(crate) fn lazy() -> Arc<CloseSignal> {
+        Arc::new(CloseSignal {
+            token: std::sync::OnceLock::new(),
+            retry: Mutex::new(None),
+        })
+    }
+
+    pub(crate) fn token(&self) -> &CancellationToken {
+        self.token.get_or_init(CancellationToken::new)
     }
 
     fn retry(&self) -> Option<Duration> {
@@ -514,7 +529,7 @@ impl CloseSignal {
 impl crate::session::StreamControl for CloseSignal {
     fn close(&self, retry: Option<Duration>) {
         *self.retry.lock().unwrap_or_else(|p| p.into_inner()) = retry;
-        self.token.cancel();
+        self.token().cancel();
     }
 }
 
@@ -553,7 +568,7 @@ pub(crate) fn sse_response(
         loop {
             let read = tokio::select! {
                 biased;
-                () = options.close.token.cancelled() => {
+                () = options.close.token().cancelled() => {
                     let retry = options.close.retry();
                     if let Some(retry) = retry {
                         let _ = tx.send(sse::retry(retry.as_millis())).await;
