@@ -2,6 +2,7 @@
 //! process: `server/discover`, per-request `_meta`, `resultType` and cache hints, version
 //! errors, and multi round-trip requests with a sealed `requestState`.
 
+use mcp_tests::http::HttpServer;
 use mcp_tests::{StdioServer, assert_valid};
 use serde_json::{Value, json};
 
@@ -387,16 +388,14 @@ fn a_multi_round_trip_retry_is_never_cacheable() {
     assert_eq!(done["result"]["cacheScope"], "private");
 }
 
-/// Request metadata that cannot be read is refused with -32602, `invalidMeta` naming the
-/// field at fault: a repeated key, a field of the wrong type, `_meta` that is not an object,
-/// a required field missing. A field given as `null` counts as not given.
-#[test]
-fn unreadable_request_metadata_is_refused_naming_the_field() {
-    let mut server = catalogue();
+/// Request metadata that cannot be read, the `_meta` text of a `tools/list` request: each
+/// is refused with -32602, `invalidMeta` naming the field at fault, and a message saying
+/// what is wrong. A field given as `null` counts as not given.
+fn unreadable_metadata() -> Vec<(String, &'static str, &'static str)> {
     let version = format!(r#""io.modelcontextprotocol/protocolVersion":"{MODERN}""#);
     let info = r#""io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}"#;
     let capabilities = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
-    let cases: Vec<(String, &str, &str)> = vec![
+    vec![
         (
             format!("{{{version},{capabilities},{version}}}"),
             "io.modelcontextprotocol/protocolVersion",
@@ -416,11 +415,6 @@ fn unreadable_request_metadata_is_refused_naming_the_field() {
             ),
             "io.modelcontextprotocol/clientInfo",
             "is given twice in `_meta`",
-        ),
-        (
-            format!(r#"{{"io.modelcontextprotocol/protocolVersion":5,{capabilities}}}"#),
-            "io.modelcontextprotocol/protocolVersion",
-            "must be a protocol revision (a string), not 5",
         ),
         (
             format!(r#"{{{version},"io.modelcontextprotocol/clientCapabilities":"all"}}"#),
@@ -452,47 +446,87 @@ fn unreadable_request_metadata_is_refused_naming_the_field() {
             "io.modelcontextprotocol/clientCapabilities",
             "must carry `io.modelcontextprotocol/clientCapabilities`",
         ),
-        (
-            format!(
-                r#"{{"io.modelcontextprotocol/protocolVersion":null,{capabilities},"io.modelcontextprotocol/x":"{MODERN}"}}"#
-            ),
-            "io.modelcontextprotocol/protocolVersion",
-            "must carry `io.modelcontextprotocol/protocolVersion`",
-        ),
-    ];
+    ]
+}
+
+fn check_refusal(response: &Value, field: &str, says: &str, meta: &str) {
+    let error = &response["error"];
+    assert_eq!(error["code"], -32602, "{meta}: {response}");
+    assert_eq!(error["data"]["invalidMeta"], *field, "{meta}: {response}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains(says), "{meta}: {response}");
+}
+
+/// The `_meta` texts that are not objects.
+const NOT_OBJECTS: [&str; 3] = ["[1,2]", "\"x\"", "7"];
+
+#[test]
+fn unreadable_request_metadata_is_refused_naming_the_field() {
+    let mut server = catalogue();
+    let mut cases = unreadable_metadata();
+    // Over stdio the revision in `_meta` alone makes a request stateless, however wrong
+    // the rest: these are refused as metadata too.
+    cases.push((
+        r#"{"io.modelcontextprotocol/protocolVersion":5,"io.modelcontextprotocol/clientCapabilities":{}}"#.to_owned(),
+        "io.modelcontextprotocol/protocolVersion",
+        "must be a protocol revision (a string), not 5",
+    ));
+    cases.push((
+        format!(r#"{{"io.modelcontextprotocol/protocolVersion":null,"io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/x":"{MODERN}"}}"#),
+        "io.modelcontextprotocol/protocolVersion",
+        "must carry `io.modelcontextprotocol/protocolVersion`",
+    ));
     for (id, (meta, field, says)) in cases.iter().enumerate() {
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"_meta":{meta}}}}}"#
         );
         server.send_raw(format!("{line}\n").as_bytes());
-        let response = server.response(id);
-        let error = &response["error"];
-        assert_eq!(error["code"], -32602, "{meta}: {response}");
-        assert_eq!(error["data"]["invalidMeta"], *field, "{meta}: {response}");
-        let message = error["message"].as_str().unwrap_or_default();
-        assert!(message.contains(says), "{meta}: {response}");
+        check_refusal(&server.response(id), field, says, meta);
     }
     // `_meta` that is not an object: a server/discover request is stateless whatever it says.
-    for (id, meta) in [(100, "[1,2]"), (101, "\"x\""), (102, "7")] {
+    for (id, meta) in (100..).zip(NOT_OBJECTS) {
         let line = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"server/discover","params":{{"_meta":{meta}}}}}"#
         );
         server.send_raw(format!("{line}\n").as_bytes());
-        let response = server.response(id);
-        assert_eq!(response["error"]["code"], -32602, "{meta}: {response}");
-        assert_eq!(
-            response["error"]["data"]["invalidMeta"], "_meta",
-            "{response}"
-        );
-        assert!(
-            response["error"]["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("`_meta` must be an object"),
-            "{response}"
+        check_refusal(
+            &server.response(id),
+            "_meta",
+            "`_meta` must be an object",
+            meta,
         );
     }
     // And the server serves on.
     let fine = ask(&mut server, 200, "tools/list", json!({}));
     assert!(fine["result"]["tools"].is_array(), "{fine}");
+}
+
+/// Over HTTP the endpoint reads a stateless request's parameters to compare its headers
+/// with them, and the dispatch prepares the request from that reading: the same refusals,
+/// with 400.
+#[test]
+fn unreadable_request_metadata_is_refused_the_same_over_http() {
+    let server = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let post = |method: &str, meta: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{"_meta":{meta}}}}}"#
+        );
+        let response = server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", method)
+            .body(body)
+            .send();
+        assert_eq!(response.status, 400, "{meta}: {response:?}");
+        response.json()
+    };
+    for (meta, field, says) in unreadable_metadata() {
+        check_refusal(&post("tools/list", &meta), field, says, &meta);
+    }
+    for meta in NOT_OBJECTS {
+        let response = post("server/discover", meta);
+        check_refusal(&response, "_meta", "`_meta` must be an object", meta);
+    }
 }

@@ -13,6 +13,7 @@ use serde_json::value::RawValue;
 
 use super::Server;
 use super::request::{Finish, Request, Routed, parse_params};
+use super::stateless::StatelessParams;
 use crate::protocol::messages::{
     CancelledParams, InitializeParams, SetLevelParams, SubscribeParams,
 };
@@ -46,7 +47,7 @@ impl Server {
     ) -> Routed {
         self.trace_in(bytes);
         match self.read(bytes) {
-            Ok(envelope) => self.route_envelope(session, envelope, out),
+            Ok(envelope) => self.route_envelope(session, envelope, None, out),
             Err(Unread::TooDeep) => Routed::Reply(self.too_deep(bytes)),
             Err(Unread::Batch(items)) => self.route_batch(session, items, out),
             Err(Unread::NotUtf8(e)) => Routed::Reply(Some(error_frame(
@@ -77,17 +78,19 @@ impl Server {
     }
 
     /// Routes the message [`read`](Self::read) found in `bytes`, as [`route`](Self::route)
-    /// would.
+    /// would. `stateless`, when given, is what the transport read of the message's
+    /// parameters as a stateless request's: they are not read again.
     #[cfg(feature = "http")]
-    pub(crate) fn route_read(
+    pub(crate) fn route_read<'a>(
         &self,
         session: &Arc<Session>,
         bytes: &[u8],
-        envelope: Envelope<'_>,
+        envelope: Envelope<'a>,
+        stateless: Option<StatelessParams<'a>>,
         out: &RequestChannel,
     ) -> Routed {
         self.trace_in(bytes);
-        self.route_envelope(session, envelope, out)
+        self.route_envelope(session, envelope, stateless, out)
     }
 
     /// The answer to a message that nests past the limit: read without parsing it, it is
@@ -160,7 +163,7 @@ impl Server {
         let routed: Vec<Routed> = items
             .into_iter()
             .map(|raw| match Envelope::parse(raw.get()) {
-                Ok(envelope) => self.route_envelope(session, envelope, out),
+                Ok(envelope) => self.route_envelope(session, envelope, None, out),
                 Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
             })
             .collect();
@@ -190,10 +193,11 @@ impl Server {
         }))
     }
 
-    fn route_envelope(
+    fn route_envelope<'a>(
         &self,
         session: &Arc<Session>,
-        envelope: Envelope<'_>,
+        envelope: Envelope<'a>,
+        stateless: Option<StatelessParams<'a>>,
         out: &RequestChannel,
     ) -> Routed {
         // A response is never answered, not even a malformed one: two peers that both
@@ -233,7 +237,7 @@ impl Server {
             }
             Ok(Incoming::Request { id, method, params }) => {
                 let serve = || {
-                    self.request(session, &id, &method, params, out)
+                    self.request(session, &id, &method, params, stateless, out)
                         .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error))))
                 };
                 if self.observing() {
@@ -246,12 +250,13 @@ impl Server {
     }
 
     /// A request: its method looked up in the table, prepared for its era, and served.
-    fn request(
+    fn request<'a>(
         &self,
         session: &Arc<Session>,
         id: &RequestId,
         name: &str,
-        params: Option<&RawValue>,
+        params: Option<&'a RawValue>,
+        read: Option<StatelessParams<'a>>,
         channel: &RequestChannel,
     ) -> Result<Routed, RpcError> {
         let stateless = channel.stateless_only || super::stateless::is_stateless(name, params);
@@ -262,7 +267,7 @@ impl Server {
             None => return Err(RpcError::method_not_found(name)),
         };
         if stateless {
-            let prepared = self.prepare_stateless(session, method, params, channel)?;
+            let prepared = self.prepare_stateless(session, method, params, read, channel)?;
             return self.serve_either(&Request {
                 server: self,
                 session: &prepared.session,

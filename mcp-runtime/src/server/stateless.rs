@@ -43,25 +43,37 @@ const META_FIELDS: [(&str, &str); 4] = [
     (META_LOG_LEVEL, "a log level such as \"info\""),
 ];
 
-/// `_meta` read in one pass over it, as the parameters are read: the metadata, or why it
-/// cannot be read (a key given twice, a field of the wrong type, not an object), refused
-/// naming the field in `invalidMeta`.
-struct MetaRead(Result<RequestMeta, RpcError>);
+/// `_meta` as one pass over the parameters finds it: the raw fields the runtime reads (in
+/// [`META_FIELDS`]' order) and the first key of the protocol's namespace given twice; or not
+/// an object. Reading the fields into their types is [`read`](Self::read)'s.
+#[derive(Clone)]
+enum MetaRead<'a> {
+    NotAnObject,
+    Fields {
+        fields: [Option<&'a RawValue>; 4],
+        twice: Option<String>,
+    },
+}
 
-impl MetaRead {
-    fn not_an_object() -> MetaRead {
-        MetaRead(Err(invalid_meta(
-            "_meta",
-            "`_meta` must be an object".to_owned(),
-        )))
-    }
-
-    /// The metadata from the raw fields found; a repeated key is refused first, then each
-    /// field of the wrong type in [`META_FIELDS`]' order; `null` is not given.
-    fn of(fields: [Option<&RawValue>; 4], twice: Option<String>) -> MetaRead {
+impl MetaRead<'_> {
+    /// The metadata, or why it cannot be read (refused naming the field in `invalidMeta`):
+    /// a repeated key first, then each field of the wrong type in [`META_FIELDS`]' order;
+    /// `null` is not given.
+    fn read(&self) -> Result<RequestMeta, RpcError> {
+        let (fields, twice) = match self {
+            MetaRead::NotAnObject => {
+                return Err(invalid_meta(
+                    "_meta",
+                    "`_meta` must be an object".to_owned(),
+                ));
+            }
+            MetaRead::Fields { fields, twice } => (fields, twice),
+        };
         if let Some(key) = twice {
-            let message = format!("`{key}` is given twice in `_meta`");
-            return MetaRead(Err(invalid_meta(&key, message)));
+            return Err(invalid_meta(
+                key,
+                format!("`{key}` is given twice in `_meta`"),
+            ));
         }
         fn field<T: serde::de::DeserializeOwned>(
             raw: Option<&RawValue>,
@@ -78,30 +90,27 @@ impl MetaRead {
                 }),
             }
         }
-        let [version, capabilities, info, level] = fields;
-        let read = || {
-            Ok(RequestMeta {
-                protocol_version: field(version, META_FIELDS[0])?,
-                client_capabilities: field(capabilities, META_FIELDS[1])?,
-                client_info: field(info, META_FIELDS[2])?,
-                log_level: field(level, META_FIELDS[3])?,
-            })
-        };
-        MetaRead(read())
+        let [version, capabilities, info, level] = *fields;
+        Ok(RequestMeta {
+            protocol_version: field(version, META_FIELDS[0])?,
+            client_capabilities: field(capabilities, META_FIELDS[1])?,
+            client_info: field(info, META_FIELDS[2])?,
+            log_level: field(level, META_FIELDS[3])?,
+        })
     }
 }
 
-impl<'de> Deserialize<'de> for MetaRead {
+impl<'de: 'a, 'a> Deserialize<'de> for MetaRead<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::{IgnoredAny, MapAccess, SeqAccess};
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = MetaRead;
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = MetaRead<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("request metadata")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaRead, A::Error> {
-                let mut fields: [Option<&'de RawValue>; 4] = [None; 4];
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut fields: [Option<&'a RawValue>; 4] = [None; 4];
                 // Keys of the protocol's namespace beyond those read, to find one given
                 // twice: a handful at most, looked through rather than hashed.
                 let mut others: Vec<std::borrow::Cow<'de, str>> = Vec::new();
@@ -123,29 +132,29 @@ impl<'de> Deserialize<'de> for MetaRead {
                         }
                     }
                 }
-                Ok(MetaRead::of(fields, twice))
+                Ok(MetaRead::Fields { fields, twice })
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MetaRead, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MetaRead::not_an_object())
+                Ok(MetaRead::NotAnObject)
             }
-            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<MetaRead, E> {
-                Ok(MetaRead::not_an_object())
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MetaRead::NotAnObject)
             }
-            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<MetaRead, E> {
-                Ok(MetaRead::not_an_object())
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MetaRead::NotAnObject)
             }
-            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<MetaRead, E> {
-                Ok(MetaRead::not_an_object())
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MetaRead::NotAnObject)
             }
-            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<MetaRead, E> {
-                Ok(MetaRead::not_an_object())
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MetaRead::NotAnObject)
             }
-            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<MetaRead, E> {
-                Ok(MetaRead::not_an_object())
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MetaRead::NotAnObject)
             }
         }
-        deserializer.deserialize_any(Visit)
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
     }
 }
 
@@ -155,15 +164,59 @@ fn invalid_meta(field: &str, message: String) -> RpcError {
     RpcError::invalid_params(message).with_data(json!({ "invalidMeta": field }))
 }
 
-/// What a stateless request's parameters carry for the runtime itself, read in one pass.
-#[derive(Deserialize)]
-struct MetaOnly {
-    #[serde(rename = "_meta", default)]
-    meta: Option<MetaRead>,
-    #[serde(rename = "inputResponses", default)]
-    input_responses: Option<Map<String, Value>>,
-    #[serde(rename = "requestState", default)]
-    request_state: Option<String>,
+/// A stateless request's parameters as far as the runtime reads them, in one pass over
+/// them: what the HTTP transport compares the request's headers with (the names, the
+/// arguments, the revision in `_meta`), and what the request is prepared from (the rest of
+/// `_meta`, the answers of a multi round trip). Members are kept as they stand, so reading
+/// them never fails but for parameters that are not an object.
+#[derive(Clone, Default, Deserialize)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) struct StatelessParams<'a> {
+    #[serde(borrow, default)]
+    pub name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub uri: Option<&'a RawValue>,
+    #[serde(rename = "taskId", borrow, default)]
+    pub task_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<MetaRead<'a>>,
+    #[serde(rename = "inputResponses", borrow, default)]
+    input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default)]
+    request_state: Option<&'a RawValue>,
+}
+
+impl<'a> StatelessParams<'a> {
+    /// Reads the parameters (absent ones as an empty object).
+    pub(crate) fn read(params: Option<&'a RawValue>) -> Result<Self, RpcError> {
+        parse_params(params)
+    }
+
+    /// Whether `_meta` is there and is not an object.
+    #[cfg(feature = "http")]
+    pub(crate) fn meta_is_not_an_object(&self) -> bool {
+        matches!(self.meta, Some(MetaRead::NotAnObject))
+    }
+
+    /// The revision `_meta` names, as it stands; `None` when it names none (or `null`).
+    #[cfg(feature = "http")]
+    pub(crate) fn meta_version(&self) -> Option<&'a RawValue> {
+        match &self.meta {
+            Some(MetaRead::Fields { fields, .. }) => fields[0].filter(|v| v.get() != "null"),
+            _ => None,
+        }
+    }
+}
+
+/// A member of the parameters read into its type, refused as the parameters' reading
+/// refuses a member of the wrong type; absent or `null` is not given.
+fn member<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Result<Option<T>, RpcError> {
+    match raw.filter(|r| r.get() != "null") {
+        Some(raw) => parse_params(Some(raw)).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Whether a request belongs to the stateless era: `server/discover`, or a protocol version
@@ -217,21 +270,28 @@ pub(super) struct Prepared {
 
 impl Server {
     /// Reads and checks a stateless request's metadata, and prepares it (see [`Prepared`]).
+    /// `read`, when given, is what the transport read of these same parameters.
     pub(super) fn prepare_stateless(
         &self,
         connection: &Session,
         method: Method,
         params: Option<&RawValue>,
+        read: Option<StatelessParams<'_>>,
         channel: &RequestChannel,
     ) -> Result<Prepared, RpcError> {
-        let p: MetaOnly = parse_params(params)?;
-        let MetaRead(meta) = p.meta.ok_or_else(|| {
+        let p = match read {
+            Some(read) => read,
+            None => StatelessParams::read(params)?,
+        };
+        let input_responses: Option<Map<String, Value>> = member(p.input_responses)?;
+        let request_state: Option<String> = member(p.request_state)?;
+        let meta = p.meta.as_ref().ok_or_else(|| {
             invalid_meta(
                 "_meta",
                 format!("`_meta` with `{META_VERSION}` is required"),
             )
         })?;
-        let meta = meta?;
+        let meta = meta.read()?;
         let requested = meta.protocol_version.ok_or_else(|| {
             invalid_meta(META_VERSION, format!("`_meta` must carry `{META_VERSION}`"))
         })?;
@@ -270,7 +330,7 @@ impl Server {
         ) {
             let caller = channel.auth.as_ref().map(|a| a.subject.as_str());
             let binding = LazyBinding::new(method.name(), params.map(RawValue::get), caller);
-            let mut answers = match &p.request_state {
+            let mut answers = match &request_state {
                 Some(sealed) => {
                     self.state_keys()
                         .open(sealed, binding.get())
@@ -279,8 +339,8 @@ impl Server {
                 }
                 None => Map::new(),
             };
-            let retry = p.request_state.is_some() || p.input_responses.is_some();
-            answers.extend(p.input_responses.unwrap_or_default());
+            let retry = request_state.is_some() || input_responses.is_some();
+            answers.extend(input_responses.unwrap_or_default());
             channel.round_trip = Some(Arc::new(RoundTrip::new(binding, answers, retry)));
         }
         let finish = Finish::stateless(self, channel.round_trip.clone());

@@ -23,7 +23,7 @@ use crate::auth::AuthInfo;
 use crate::cluster::SessionRecord;
 use crate::protocol::{Envelope, Implementation, ProtocolVersion};
 use crate::server::Routed;
-use crate::server::stateless::STATELESS_VERSIONS;
+use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams};
 use crate::session::{
     HttpRequest, Negotiated, Outbound, OutboundQueue, RequestChannel, Session, StreamControl,
 };
@@ -210,6 +210,8 @@ struct Admitted<'a> {
     message: Option<Envelope<'a>>,
     /// It belongs to the stateless era (its `_meta` or `MCP-Protocol-Version` says so).
     stateless_era: bool,
+    /// What the headers' check read of the message's parameters, handed to the dispatch.
+    stateless_params: Option<StatelessParams<'a>>,
     /// The revision its headers name (the handshake era).
     version: ProtocolVersion,
     /// Its `Accept` allows an SSE stream for an answer.
@@ -344,7 +346,7 @@ fn admit<'a>(
     // routes it.
     let message = state.server.read(body).ok();
     let sent_version = headers.get(&VERSION_HEADER);
-    let stateless_era = match super::headers::check_stateless(
+    let (stateless_era, stateless_params) = match super::headers::check_stateless(
         headers,
         sent_version,
         body,
@@ -359,7 +361,8 @@ fn admit<'a>(
                 crate::protocol::error_frame(request_id(body).as_ref(), &error),
             )));
         }
-        checked => checked.is_some(),
+        Some(Ok(read)) => (true, read),
+        None => (false, None),
     };
     // A stateless-era request names its revision itself; the header only has to agree (and
     // is not read as a handshake revision, whose refusal would be written out for nothing).
@@ -372,6 +375,7 @@ fn admit<'a>(
         shape: message.as_ref().map_or_else(|| classify(body), shape_of),
         message,
         stateless_era,
+        stateless_params,
         version,
         takes_stream,
     })
@@ -508,9 +512,13 @@ async fn respond(
     };
     let session = &served.session;
     let routed = match &admitted.message {
-        Some(message) => state
-            .server
-            .route_read(session, body, message.clone(), &channel),
+        Some(message) => state.server.route_read(
+            session,
+            body,
+            message.clone(),
+            admitted.stateless_params.clone(),
+            &channel,
+        ),
         None => state.server.route(session, body, &channel),
     };
     drop(channel);

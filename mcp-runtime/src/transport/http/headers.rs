@@ -8,13 +8,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use crate::protocol::Envelope;
 use crate::protocol::Method;
+use crate::protocol::{Envelope, Text};
 use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
-use crate::server::stateless::STATELESS_VERSIONS;
+use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams};
 
 /// Header names made once: looking a header up by a `&str` parses and lowers the name each
 /// time (several hundred instructions a lookup), by a `HeaderName` only hashes it.
@@ -29,58 +28,37 @@ fn name_field(method: &str) -> Option<&'static str> {
 }
 
 /// What the headers are compared with, borrowed from the body; the arguments are read only
-/// for a tool that mirrors some of them.
+/// for a tool that mirrors some of them. The parameters are read as the dispatch reads a
+/// stateless request's, and handed to it.
 #[derive(Deserialize)]
 struct Named<'a> {
     #[serde(borrow, default)]
     method: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
-    params: Option<NamedParams<'a>>,
+    params: Option<StatelessParams<'a>>,
 }
 
-#[derive(Deserialize)]
-struct NamedParams<'a> {
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    uri: Option<&'a RawValue>,
-    #[serde(rename = "taskId", borrow, default)]
-    task_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<NamedMeta>,
-}
-
-#[derive(Deserialize)]
-struct NamedMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    protocol_version: Option<Value>,
-}
-
-impl NamedParams<'_> {
-    /// The body field a method's `Mcp-Name` mirrors, when it is a string.
-    fn name_of(&self, field: &str) -> Option<String> {
-        let raw = match field {
-            "name" => self.name,
-            "uri" => self.uri,
-            _ => self.task_id,
-        }?;
-        serde_json::from_str::<String>(raw.get()).ok()
-    }
+/// The body field a method's `Mcp-Name` mirrors, when it is a string.
+fn name_of(params: &StatelessParams<'_>, field: &str) -> Option<String> {
+    let raw = match field {
+        "name" => params.name,
+        "uri" => params.uri,
+        _ => params.task_id,
+    }?;
+    serde_json::from_str::<String>(raw.get()).ok()
 }
 
 /// Whether a POST belongs to the stateless era — its `_meta` or its `MCP-Protocol-Version`
 /// names a stateless revision — and if so, whether its headers agree with its body.
 /// `sent_version` is the request's `MCP-Protocol-Version`, which the endpoint reads once for
 /// this and for the handshake era's revision.
-pub(super) fn check_stateless(
+pub(super) fn check_stateless<'a>(
     headers: &HeaderMap,
     sent_version: Option<&HeaderValue>,
-    body: &[u8],
-    message: Option<&Envelope<'_>>,
+    body: &'a [u8],
+    message: Option<&Envelope<'a>>,
     server: &Server,
-) -> Option<Result<(), String>> {
+) -> Option<Result<Option<StatelessParams<'a>>, String>> {
     let sent_version = sent_version.and_then(|v| v.to_str().ok());
     let header_says = sent_version.is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     // One SIMD scan: a byte-by-byte window compare cost a large body a `memcmp` per byte.
@@ -93,55 +71,61 @@ pub(super) fn check_stateless(
         return None;
     }
     // A message the server has read already lends its method and parameters, and only the
-    // parameters are read again; any other body (a batch, say) is read here. A body that
-    // cannot be read as a request has nothing to compare the headers with: the dispatch
-    // says what is wrong with it (-32700, -32600).
+    // parameters are read again (and handed to the dispatch, which does not read them a
+    // third time); any other body (a batch, say) is read here. A body that cannot be read as
+    // a request has nothing to compare the headers with: the dispatch says what is wrong
+    // with it (-32700, -32600), as it does of a `_meta` that is not an object.
     let named = match message {
         Some(message) => {
             let (method, params) = message.method_and_params();
             // `"params": null` is no parameters, as the whole body's reading takes it.
-            params
-                .filter(|p| p.get() != "null")
-                .map(|p| serde_json::from_str::<NamedParams<'_>>(p.get()))
-                .transpose()
+            let params = params.filter(|p| p.get() != "null");
+            StatelessParams::read(params)
                 .ok()
-                .map(|params| (method.map(std::borrow::Cow::Borrowed), params))
+                .map(|read| (method.map(std::borrow::Cow::Borrowed), params.map(|_| read)))
         }
         None => serde_json::from_slice::<Named<'_>>(body)
             .ok()
             .map(|named| (named.method, named.params)),
     };
-    let Some((method, params)) = named else {
-        return header_says.then_some(Ok(()));
+    let Some((method, params)) = named.filter(|(_, p)| {
+        !p.as_ref()
+            .is_some_and(StatelessParams::meta_is_not_an_object)
+    }) else {
+        return header_says.then_some(Ok(None));
     };
     // The key may be in an argument's text: only `_meta` makes the request stateless.
-    let body_says = params
-        .as_ref()
-        .and_then(|p| p.meta.as_ref())
-        .is_some_and(|m| m.protocol_version.is_some());
+    let body_says = params.as_ref().is_some_and(|p| p.meta_version().is_some());
     if !header_says && !body_says {
         return None;
     }
-    Some(check(
-        headers,
-        sent_version,
-        method.as_deref(),
-        params.as_ref(),
-        server,
-    ))
+    Some(
+        check(
+            headers,
+            sent_version,
+            method.as_deref(),
+            params.as_ref(),
+            server,
+        )
+        .map(|()| {
+            // Only a message's own parameters are handed on: a body read here is not routed
+            // as it was read.
+            message.map(|_| params.unwrap_or_default())
+        }),
+    )
 }
 
 fn check(
     headers: &HeaderMap,
     sent_version: Option<&str>,
     method: Option<&str>,
-    params: Option<&NamedParams<'_>>,
+    params: Option<&StatelessParams<'_>>,
     server: &Server,
 ) -> Result<(), String> {
     compare("Mcp-Method", header_text(headers, &METHOD_HEADER), method)?;
     let name = method
         .and_then(name_field)
-        .and_then(|field| params?.name_of(field));
+        .and_then(|field| name_of(params?, field));
     let name = name.as_deref();
     let sent_name = match header_text(headers, &NAME_HEADER) {
         Some(sent) => Some(decode(sent).map_err(|p| format!("header mismatch: Mcp-Name {p}"))?),
@@ -151,10 +135,9 @@ fn check(
     // The body's `_meta` version is compared before it is judged supported, so a
     // disagreement is a mismatch whatever the versions are.
     let body_version = params
-        .and_then(|p| p.meta.as_ref())
-        .and_then(|m| m.protocol_version.as_ref())
-        .and_then(Value::as_str);
-    if let (Some(sent), Some(body)) = (sent_version, body_version)
+        .and_then(StatelessParams::meta_version)
+        .and_then(|raw| serde_json::from_str::<Text<'_>>(raw.get()).ok());
+    if let (Some(sent), Some(Text(body))) = (sent_version, body_version)
         && sent != body
     {
         return Err(format!(
