@@ -695,6 +695,8 @@ fn malformed_or_duplicate_host_and_origin_headers_are_refused() {
     refused(probe(base().header("Origin", "null")), 403);
     refused(probe(base().header("Host", "localhost:evil.com")), 400);
     refused(probe(base().header("Host", "[::1].evil.com")), 400);
+    // An empty Host, first on its connection (where nothing has passed yet), is no host.
+    refused(probe(base().header("Host", "")), 400);
     // Two Host lines, two Origin lines: the request is ambiguous (RFC 9112 §3.2).
     let twice = |request: Request, name: &str, value: &str| {
         let mut bytes = request.json(&initialize()).to_bytes();

@@ -111,7 +111,10 @@ pub(crate) fn check_host_and_origin(
     };
     let origin = headers.get(header::ORIGIN);
     let memo = memo.filter(|_| origin.is_none() && uri_authority.is_none());
-    if memo.is_some_and(|memo| *memo.passed() == host_header.as_bytes()) {
+    if memo.is_some_and(|memo| {
+        let passed = memo.passed();
+        !passed.is_empty() && *passed == host_header.as_bytes()
+    }) {
         return Ok(());
     }
     let host_text = host_header.to_str().map_err(|_| malformed("Host"))?;
