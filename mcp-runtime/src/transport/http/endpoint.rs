@@ -16,7 +16,8 @@ use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 
 use super::events::{CloseSignal, SseOptions, parse_event_id, sse_response};
-use super::media::{AcceptMemo, accepts, accepts_answer, is_json_body};
+use super::media::{accepts, accepts_answer, is_json_body};
+use super::memo::{ConnectionMemo, HeaderMemo};
 use super::session_table::{Client, ClientCall, HttpSession, Lookup};
 use super::state::{HttpState, json_error, json_response};
 use crate::auth::AuthInfo;
@@ -249,14 +250,6 @@ pub(super) async fn post(
     post_checked(state, (auth, peer), None, method, uri, headers, body).await
 }
 
-/// What a connection remembers of its last POST, so that what it sends again unchanged is
-/// not read again: its `Host` (once allowed) and its `Accept`.
-#[derive(Default)]
-pub(super) struct ConnectionMemo {
-    host: super::security::HostMemo,
-    accept: AcceptMemo,
-}
-
 /// A POST to the endpoint straight from the connection, without the router: through the
 /// same [`guard`](super::guard) as every routed request, then served as [`post`] serves it.
 /// Most requests a server answers are these; the router's matching, its middleware's
@@ -288,7 +281,7 @@ pub(super) async fn post_request(
 async fn post_checked(
     state: Arc<HttpState>,
     (auth, peer): (Option<Arc<AuthInfo>>, Option<std::net::SocketAddr>),
-    accept_memo: Option<&AcceptMemo>,
+    accept_memo: Option<&HeaderMemo<[bool; 2]>>,
     method: axum::http::Method,
     uri: axum::http::Uri,
     headers: HeaderMap,
@@ -327,7 +320,7 @@ fn admit<'a>(
     state: &HttpState,
     headers: &HeaderMap,
     body: &'a [u8],
-    accept_memo: Option<&AcceptMemo>,
+    accept_memo: Option<&HeaderMemo<[bool; 2]>>,
 ) -> Result<Admitted<'a>, Box<Response<Body>>> {
     if !is_json_body(headers) {
         return Err(Box::new(json_error(

@@ -45,12 +45,12 @@ pub(crate) async fn admit(
 /// instead. The one function both ways into the endpoint go through: the router's
 /// middleware ([`admit`]) and the connection's own dispatch of the endpoint's POST.
 /// Generic over the body, so that the connection's own dispatch hands hyper's body over
-/// as it is, not boxed first; that dispatch also hands over its connection's
-/// [`HostMemo`](security::HostMemo).
+/// as it is, not boxed first; that dispatch also hands over its connection's memo of the
+/// `Host` that passed ([`ConnectionMemo`](super::memo::ConnectionMemo)).
 pub(crate) async fn check<B>(
     state: &HttpState,
     request: axum::http::Request<B>,
-    host_memo: Option<&security::HostMemo>,
+    host_memo: Option<&super::memo::HeaderMemo<()>>,
 ) -> Result<(Parts, Bytes), Response<Body>>
 where
     B: axum::body::HttpBody<Data = Bytes>,

@@ -6,6 +6,8 @@
 use axum::http::{HeaderMap, header};
 use mime::Mime;
 
+use super::memo::HeaderMemo;
+
 /// Whether a request's `Content-Type` says JSON: `application/json`, in any case, with no
 /// charset or with UTF-8 (JSON is UTF-8 on the wire, RFC 8259 §8.1).
 pub(super) fn is_json_body(headers: &HeaderMap) -> bool {
@@ -34,46 +36,24 @@ pub(super) fn accepts(headers: &HeaderMap, media: &str) -> bool {
 }
 
 /// The media types a POST's answer may take: a JSON body, or an event stream.
-pub(super) const ANSWER_MEDIA: [&str; 2] = ["application/json", "text/event-stream"];
+const ANSWER_MEDIA: [&str; 2] = ["application/json", "text/event-stream"];
 
-/// The longest `Accept` value [`AcceptMemo`] remembers; a longer one is read every time.
-const MEMO_LIMIT: usize = 256;
-
-/// The `Accept` value a connection's last POST sent, and what it allowed of
-/// [`ANSWER_MEDIA`]. A client sends the same value with every request, and reading it again
-/// (splitting, trimming, comparing without regard to case) cost each POST well over a
-/// thousand instructions; the answer depends on the value's bytes alone, so a request
-/// sending exactly these bytes gets the same answer without them.
-#[derive(Default)]
-pub(super) struct AcceptMemo(std::sync::Mutex<Remembered>);
-
-#[derive(Default)]
-struct Remembered {
-    value: Vec<u8>,
-    allowed: Option<[bool; 2]>,
-}
-
-/// [`accepts_each`] of [`ANSWER_MEDIA`], through a connection's memo when there is one and
-/// the request sends a single `Accept`.
-pub(super) fn accepts_answer(headers: &HeaderMap, memo: Option<&AcceptMemo>) -> [bool; 2] {
+/// [`accepts_each`] of [`ANSWER_MEDIA`], through the connection's memo of its last `Accept`
+/// when there is one and the request sends a single `Accept` (the answer depends on the
+/// value's bytes alone).
+pub(super) fn accepts_answer(
+    headers: &HeaderMap,
+    memo: Option<&HeaderMemo<[bool; 2]>>,
+) -> [bool; 2] {
     let mut values = headers.get_all(header::ACCEPT).iter();
     let (Some(memo), Some(value), None) = (memo, values.next(), values.next()) else {
         return accepts_each(headers, ANSWER_MEDIA);
     };
-    let value = value.as_bytes();
-    if value.len() > MEMO_LIMIT {
-        return accepts_each(headers, ANSWER_MEDIA);
-    }
-    let mut remembered = memo.0.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(allowed) = remembered.allowed
-        && remembered.value == value
-    {
+    if let Some(allowed) = memo.recall(value.as_bytes()) {
         return allowed;
     }
     let allowed = accepts_each(headers, ANSWER_MEDIA);
-    remembered.value.clear();
-    remembered.value.extend_from_slice(value);
-    remembered.allowed = Some(allowed);
+    memo.remember(value.as_bytes(), allowed);
     allowed
 }
 
@@ -224,7 +204,7 @@ mod tests {
     fn a_connections_memo_answers_as_reading_the_header_would() {
         // One connection sending values in turn, some again, some changed by a byte: each
         // answer is the one a reading without the memo gives.
-        let memo = AcceptMemo::default();
+        let memo = HeaderMemo::default();
         let long = format!("application/json, text/event-stream{}", ", a/b".repeat(60));
         let values: [&[&str]; 12] = [
             &["application/json, text/event-stream"],
@@ -251,7 +231,10 @@ mod tests {
         let none = HeaderMap::new();
         assert_eq!(accepts_answer(&none, Some(&memo)), [true, true]);
         // Two values are read every time, and a value too long to keep is not kept.
-        let remembered = memo.0.lock().unwrap();
-        assert_eq!(remembered.value, b"application/json, text/event-stream");
+        assert_eq!(
+            memo.recall(b"application/json, text/event-stream"),
+            Some([true, true])
+        );
+        assert_eq!(memo.recall(long.as_bytes()), None);
     }
 }

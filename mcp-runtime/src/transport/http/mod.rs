@@ -23,6 +23,7 @@ mod headers;
 #[cfg(feature = "legacy-sse")]
 mod legacy_sse;
 mod media;
+mod memo;
 mod options;
 mod security;
 mod serve;

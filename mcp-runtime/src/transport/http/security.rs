@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::{AuthRejection, TokenVerifier};
+use super::memo::HeaderMemo;
 use super::state::{HttpState, json_error};
 use crate::auth::AuthInfo;
 
@@ -77,29 +78,16 @@ pub(crate) fn allowed(list: &[String], host: &str) -> bool {
 /// A refusal: the response to send instead of serving the request.
 pub(crate) type Refusal = Box<Response<Body>>;
 
-/// The `Host` value a connection's last request passed with. A keep-alive connection names
-/// the same host in every request, and parsing it and matching it against the allow-list
-/// again cost each request more than a thousand instructions; a request whose `Host` is
-/// byte for byte the one that passed (with no `Origin`, and a target without an authority,
-/// so that nothing else is judged) passes without them. Empty until a request passes: an
-/// empty `Host` never does.
-#[derive(Default)]
-pub(crate) struct HostMemo(std::sync::Mutex<Vec<u8>>);
-
-impl HostMemo {
-    fn passed(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 /// The `Host` and `Origin` checks, on headers whose framing [`guard`](super::guard) has
 /// checked: 400 for a malformed value, 403 for one not allowed. `memo`, a connection's
-/// own, lets a repeated `Host` through without parsing it again.
+/// own, keeps the `Host` its last request passed with: a request with exactly those bytes
+/// (with no `Origin`, and a target without an authority, so that nothing else is judged)
+/// passes without parsing it again.
 pub(crate) fn check_host_and_origin(
     state: &HttpState,
     headers: &HeaderMap,
     uri_authority: Option<&str>,
-    memo: Option<&HostMemo>,
+    memo: Option<&HeaderMemo<()>>,
 ) -> Result<(), Refusal> {
     // Every HTTP/1.1 request has a Host (RFC 9112 §3.2), an absolute-form one too; its
     // target's authority must pass as well.
@@ -111,10 +99,7 @@ pub(crate) fn check_host_and_origin(
     };
     let origin = headers.get(header::ORIGIN);
     let memo = memo.filter(|_| origin.is_none() && uri_authority.is_none());
-    if memo.is_some_and(|memo| {
-        let passed = memo.passed();
-        !passed.is_empty() && *passed == host_header.as_bytes()
-    }) {
+    if memo.is_some_and(|memo| memo.recall(host_header.as_bytes()).is_some()) {
         return Ok(());
     }
     let host_text = host_header.to_str().map_err(|_| malformed("Host"))?;
@@ -143,9 +128,7 @@ pub(crate) fn check_host_and_origin(
         }
     }
     if let Some(memo) = memo {
-        let mut passed = memo.passed();
-        passed.clear();
-        passed.extend_from_slice(host_header.as_bytes());
+        memo.remember(host_header.as_bytes(), ());
     }
     Ok(())
 }

@@ -315,7 +315,7 @@ async fn serve_connection(
     });
     let tower = TowerToHyperService::new(router);
     // What this connection's last POST sent, not read again when repeated.
-    let memo = Arc::new(super::endpoint::ConnectionMemo::default());
+    let memo = Arc::new(super::memo::ConnectionMemo::default());
     let service = {
         let clock = Arc::clone(&clock);
         let endpoint = Arc::clone(&endpoint);
