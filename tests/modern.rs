@@ -530,3 +530,65 @@ fn unreadable_request_metadata_is_refused_the_same_over_http() {
         check_refusal(&response, "_meta", "`_meta` must be an object", meta);
     }
 }
+
+/// A member the runtime reads given twice in a stateless request's parameters is refused,
+/// whatever the method: over HTTP the headers would be compared with one and the request
+/// served with the other.
+#[test]
+fn a_member_the_runtime_reads_given_twice_is_refused() {
+    let meta = format!(
+        r#"{{"io.modelcontextprotocol/protocolVersion":"{MODERN}","io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+    );
+    let cases = [
+        (
+            "tools/list",
+            None,
+            format!(r#"{{"uri":1,"uri":2,"_meta":{meta}}}"#),
+            "uri",
+        ),
+        (
+            "tools/call",
+            Some("echo"),
+            format!(r#"{{"name":"echo","arguments":{{"text":"a"}},"name":"add","_meta":{meta}}}"#),
+            "name",
+        ),
+        (
+            "tools/list",
+            None,
+            format!(r#"{{"inputResponses":{{}},"inputResponses":{{}},"_meta":{meta}}}"#),
+            "inputResponses",
+        ),
+    ];
+    let refused = |response: &Value, member: &str| {
+        assert_eq!(response["error"]["code"], -32602, "{member}: {response}");
+        let message = response["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(&format!("duplicate field `{member}`")),
+            "{member}: {response}"
+        );
+    };
+    let mut stdio = catalogue();
+    for (id, (method, _, params, member)) in cases.iter().enumerate() {
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        stdio.send_raw(format!("{line}\n").as_bytes());
+        refused(&stdio.response(id), member);
+    }
+    let http = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    for (method, name, params, member) in &cases {
+        let mut request = http
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", method);
+        if let Some(name) = name {
+            request = request.header("Mcp-Name", name);
+        }
+        let body = format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{params}}}"#);
+        let response = request.body(body).send();
+        // Invalid parameters are a JSON-RPC error, not an HTTP one.
+        assert_eq!(response.status, 200, "{member}: {response:?}");
+        refused(&response.json(), member);
+    }
+}
