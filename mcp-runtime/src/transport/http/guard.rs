@@ -74,8 +74,7 @@ where
     if let Some((_, what)) = SINGLE
         .iter()
         .zip(seen)
-        .find(|(_, n)| *n > 1)
-        .map(|(s, _)| s)
+        .find_map(|(s, n)| (n > 1).then_some(s))
     {
         return Err(closing(json_error(
             StatusCode::BAD_REQUEST,
