@@ -884,6 +884,50 @@ fn an_oversized_body_is_a_json_413_and_never_invited() {
     assert!(text.contains("\"error\""), "a JSON-RPC error body: {text}");
 }
 
+/// A body refused before it is read (its declared length is over the limit) is answered at
+/// once, and the server then drains what the client still sends until the client closes:
+/// closing with bytes unread would reset the connection, and a client that writes its whole
+/// request before it reads would lose its write and with it the answer.
+#[test]
+fn a_client_still_sending_a_refused_body_can_finish_it_and_close_cleanly() {
+    let server = catalogue(&[("HTTP_MAX_BODY_BYTES", "1024")]);
+    let body = vec![b' '; 1 << 20];
+    let mut tcp = connect(server.addr());
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        server.addr(),
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).expect("write the head");
+    tcp.write_all(&body[..4096])
+        .expect("write the start of the body");
+    // The answer, and the end of the server's side, come before the body is all sent.
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    tcp.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
+    loop {
+        match tcp.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => answer.extend_from_slice(&buffer[..n]),
+            Err(e) => panic!("read the answer: {e}"),
+        }
+    }
+    let text = String::from_utf8_lossy(&answer);
+    assert_eq!(status_of(&answer), Some(413), "{text}");
+    // The rest of the body is taken, and the connection ends with both sides closed, not
+    // reset.
+    tcp.write_all(&body[4096..])
+        .expect("write the rest of the body after the answer");
+    tcp.shutdown(std::net::Shutdown::Write)
+        .expect("close the client's side");
+    match tcp.read(&mut buffer) {
+        Ok(0) => {}
+        Ok(n) => panic!("more bytes after the end: {n}"),
+        Err(e) => panic!("the connection ended with {e} rather than a clean close"),
+    }
+}
+
 /// A body sent in chunks arrives in several frames: it is read whole, and cut off at the
 /// limit when the chunks add up past it (no length was declared to refuse it by).
 #[test]

@@ -14,8 +14,8 @@ use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::{Pin, pin};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
@@ -27,7 +27,7 @@ use hyper::body::Incoming;
 use hyper::body::{Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -79,6 +79,9 @@ struct Clock {
     /// When the first byte of a head arrived on an idle connection (ms since `epoch`, plus
     /// one; 0 for none).
     head_since: AtomicU64,
+    /// The socket, left here by hyper when it closed its side while the peer may still be
+    /// sending (see [`linger`]).
+    left: Mutex<Option<TcpStream>>,
 }
 
 impl Clock {
@@ -88,6 +91,7 @@ impl Clock {
             busy: AtomicUsize::new(0),
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(0),
+            left: Mutex::new(None),
         })
     }
 
@@ -143,10 +147,38 @@ impl Drop for Busy {
     }
 }
 
-/// A socket that tells its clock when bytes arrive.
+/// A socket that tells its clock when bytes arrive, and that is left to the clock to be
+/// drained (see [`linger`]) when hyper lets go of it after closing its own side while the
+/// peer had not closed its side.
 struct Watched {
-    tcp: TcpStream,
+    /// Always there until dropped.
+    tcp: Option<TcpStream>,
     clock: Arc<Clock>,
+    /// A read found the peer's side closed.
+    peer_closed: bool,
+    /// hyper closed this side (after its last response).
+    closed: bool,
+}
+
+impl Watched {
+    fn tcp(&mut self) -> Pin<&mut TcpStream> {
+        Pin::new(
+            self.tcp
+                .as_mut()
+                .expect("the socket is there until dropped"),
+        )
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if self.closed
+            && !self.peer_closed
+            && let Ok(mut left) = self.clock.left.lock()
+        {
+            *left = self.tcp.take();
+        }
+    }
 }
 
 impl AsyncRead for Watched {
@@ -156,9 +188,14 @@ impl AsyncRead for Watched {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.tcp).poll_read(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            self.clock.bytes_read();
+        let room = buf.remaining() > 0;
+        let polled = self.tcp().poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) {
+            if buf.filled().len() > before {
+                self.clock.bytes_read();
+            } else if room {
+                self.peer_closed = true;
+            }
         }
         polled
     }
@@ -170,7 +207,7 @@ impl AsyncWrite for Watched {
         cx: &mut TaskContext<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.tcp).poll_write(cx, buf)
+        self.tcp().poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -178,19 +215,23 @@ impl AsyncWrite for Watched {
         cx: &mut TaskContext<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+        self.tcp().poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
+        self.tcp.as_ref().is_some_and(TcpStream::is_write_vectored)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_flush(cx)
+        self.tcp().poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_shutdown(cx)
+        let polled = self.tcp().poll_shutdown(cx);
+        if matches!(polled, Poll::Ready(Ok(()))) {
+            self.closed = true;
+        }
+        polled
     }
 }
 
@@ -310,90 +351,132 @@ async fn serve_connection(
 ) {
     let clock = Clock::new();
     let io = TokioIo::new(Watched {
-        tcp,
+        tcp: Some(tcp),
         clock: Arc::clone(&clock),
+        peer_closed: false,
+        closed: false,
     });
-    let tower = TowerToHyperService::new(router);
-    // What this connection's last POST sent, not read again when repeated.
-    let memo = Arc::new(super::memo::ConnectionMemo::default());
-    let service = {
-        let clock = Arc::clone(&clock);
-        let endpoint = Arc::clone(&endpoint);
-        hyper::service::service_fn(move |request: Request<Incoming>| {
-            let memo = Arc::clone(&memo);
-            let busy = clock.begin();
-            let route = if request.method() == Method::POST
-                && request.uri().path() == endpoint.options.path
-            {
-                // The body and the peer's address are handed over as they are: not boxed,
-                // and not through the request's extensions (a map made for it).
-                Route::Endpoint(Arc::clone(&endpoint), request)
-            } else {
-                let mut request = request.map(Body::new);
-                request.extensions_mut().insert(ConnectInfo(peer));
-                Route::Router(hyper::service::Service::call(&tower, request))
-            };
-            async move {
-                let response: Response<Body> = match route {
-                    Route::Endpoint(state, request) => {
-                        super::endpoint::post_request(state, request, peer, &memo).await
-                    }
-                    Route::Router(routed) => match routed.await {
-                        Ok(response) => response,
-                        Err(never) => match never {},
-                    },
+    // hyper's connection, and with it the socket, is dropped at the end of this block.
+    {
+        let tower = TowerToHyperService::new(router);
+        // What this connection's last POST sent, not read again when repeated.
+        let memo = Arc::new(super::memo::ConnectionMemo::default());
+        let service = {
+            let clock = Arc::clone(&clock);
+            let endpoint = Arc::clone(&endpoint);
+            hyper::service::service_fn(move |request: Request<Incoming>| {
+                let memo = Arc::clone(&memo);
+                let busy = clock.begin();
+                let route = if request.method() == Method::POST
+                    && request.uri().path() == endpoint.options.path
+                {
+                    // The body and the peer's address are handed over as they are: not boxed,
+                    // and not through the request's extensions (a map made for it).
+                    Route::Endpoint(Arc::clone(&endpoint), request)
+                } else {
+                    let mut request = request.map(Body::new);
+                    request.extensions_mut().insert(ConnectInfo(peer));
+                    Route::Router(hyper::service::Service::call(&tower, request))
                 };
-                // The connection is busy until the response body is sent or dropped (hyper
-                // takes the wrapper as it is, without boxing it once more).
-                Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
-            }
-        })
-    };
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.header_read_timeout(None).keep_alive(true);
-    let mut connection = pin!(builder.serve_connection(io, service));
-    let mut shutting_down = false;
-    let options = &endpoint.options;
-    // The watchdog is not told when a head starts or a request ends, which would cost each
-    // request a wake-up of this task and a new timer. It looks at the clock instead, at
-    // each deadline and at least this often: a deadline that begins between two looks is
-    // at least this far off, so the next look sets the timer to it, and it is kept exactly
-    // (timeouts under 10 ms, to within 10 ms). A busy connection is looked at as often, at
-    // no cost worth counting with the default timeouts (10 s for a head, 60 s idle).
-    let every = options
-        .idle_timeout
-        .min(options.header_read_timeout)
-        .max(Duration::from_millis(10));
-    let mut watchdog = pin!(tokio::time::sleep(every));
-    loop {
-        tokio::select! {
-            served = connection.as_mut() => {
-                if let Err(e) = served {
-                    tracing::debug!(%e, %peer, "connection ended with an error");
+                async move {
+                    let response: Response<Body> = match route {
+                        Route::Endpoint(state, request) => {
+                            super::endpoint::post_request(state, request, peer, &memo).await
+                        }
+                        Route::Router(routed) => match routed.await {
+                            Ok(response) => response,
+                            Err(never) => match never {},
+                        },
+                    };
+                    // The connection is busy until the response body is sent or dropped (hyper
+                    // takes the wrapper as it is, without boxing it once more).
+                    Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
                 }
-                return;
-            }
-            () = graceful.cancelled(), if !shutting_down => {
-                shutting_down = true;
-                connection.as_mut().graceful_shutdown();
-            }
-            () = watchdog.as_mut() => {
-                let now = Instant::now();
-                let next = match clock.deadline(options) {
-                    Some(deadline) if deadline <= now => {
-                        tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
-                        return;
+            })
+        };
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.header_read_timeout(None).keep_alive(true);
+        let mut connection = pin!(builder.serve_connection(io, service));
+        let mut shutting_down = false;
+        let options = &endpoint.options;
+        // The watchdog is not told when a head starts or a request ends, which would cost each
+        // request a wake-up of this task and a new timer. It looks at the clock instead, at
+        // each deadline and at least this often: a deadline that begins between two looks is
+        // at least this far off, so the next look sets the timer to it, and it is kept exactly
+        // (timeouts under 10 ms, to within 10 ms). A busy connection is looked at as often, at
+        // no cost worth counting with the default timeouts (10 s for a head, 60 s idle).
+        let every = options
+            .idle_timeout
+            .min(options.header_read_timeout)
+            .max(Duration::from_millis(10));
+        let mut watchdog = pin!(tokio::time::sleep(every));
+        loop {
+            tokio::select! {
+                served = connection.as_mut() => {
+                    if let Err(e) = served {
+                        tracing::debug!(%e, %peer, "connection ended with an error");
                     }
-                    deadline => {
-                        // Timeouts of `Duration::MAX` say "never": a look about once in 34 years.
-                        let look = now
-                            .checked_add(every)
-                            .unwrap_or_else(|| now + Duration::from_secs(1 << 30));
-                        deadline.map_or(look, |deadline| deadline.min(look))
-                    }
-                };
-                watchdog.as_mut().reset(next.into());
+                    break;
+                }
+                () = graceful.cancelled(), if !shutting_down => {
+                    shutting_down = true;
+                    connection.as_mut().graceful_shutdown();
+                }
+                () = watchdog.as_mut() => {
+                    let now = Instant::now();
+                    let next = match clock.deadline(options) {
+                        Some(deadline) if deadline <= now => {
+                            tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
+                            break;
+                        }
+                        deadline => {
+                            // Timeouts of `Duration::MAX` say "never": a look about once in 34 years.
+                            let look = now
+                                .checked_add(every)
+                                .unwrap_or_else(|| now + Duration::from_secs(1 << 30));
+                            deadline.map_or(look, |deadline| deadline.min(look))
+                        }
+                    };
+                    watchdog.as_mut().reset(next.into());
+                }
             }
+        }
+    }
+    let left = clock.left.lock().ok().and_then(|mut left| left.take());
+    if let Some(tcp) = left {
+        // Boxed: most connections end without it, and their tasks stay the smaller.
+        Box::pin(linger(tcp, &graceful)).await;
+    }
+}
+
+/// Reads and throws away what a peer still sends after hyper answered and closed its side,
+/// until the peer closes its side too, for a bounded time and amount.
+///
+/// hyper closes a connection whose request body it did not read — a body refused unread,
+/// such as one declared over the size limit, answered 413 at once. Closing a socket with
+/// bytes unread, or with more arriving, makes the kernel reset the connection: a client
+/// still writing its request then fails to write, and may never read the answer already
+/// sent to it. Draining a little longer (what web servers call a lingering close) lets it
+/// finish, read the answer and close.
+async fn linger(mut tcp: TcpStream, stop: &CancellationToken) {
+    /// The longest to drain in all.
+    const TIME: Duration = Duration::from_secs(10);
+    /// The longest to wait for the peer's next bytes.
+    const QUIET: Duration = Duration::from_secs(2);
+    /// The most to drain.
+    const BYTES: usize = 16 << 20;
+    let end = tokio::time::Instant::now() + TIME;
+    let mut buf = vec![0; 16 << 10];
+    let mut drained = 0;
+    while drained < BYTES {
+        let next = end.min(tokio::time::Instant::now() + QUIET);
+        tokio::select! {
+            read = tokio::time::timeout_at(next, tcp.read(&mut buf)) => match read {
+                Ok(Ok(n)) if n > 0 => drained += n,
+                // The peer closed its side, the socket failed, or the peer is quiet.
+                _ => return,
+            },
+            () = stop.cancelled() => return,
         }
     }
 }
