@@ -267,7 +267,11 @@ impl Server {
             None => return Err(RpcError::method_not_found(name)),
         };
         if stateless {
-            let prepared = self.prepare_stateless(session, method, params, read, channel)?;
+            let read = match read {
+                Some(read) => read,
+                None => StatelessParams::read(params)?,
+            };
+            let prepared = self.prepare_stateless(session, method, params, &read, channel)?;
             return self.serve_either(&Request {
                 server: self,
                 session: &prepared.session,
@@ -276,6 +280,7 @@ impl Server {
                 name,
                 version: ProtocolVersion::LATEST_HANDSHAKE,
                 params,
+                read: Some(&read),
                 channel: &prepared.channel,
                 finish: prepared.finish,
                 hidden: None,
@@ -303,6 +308,7 @@ impl Server {
             name,
             version,
             params,
+            read: None,
             channel,
             finish: Finish::handshake(),
             hidden: None,

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::request::{CatchUnwind, Request, Routed, frame, panic_message};
+use super::stateless::StatelessParams;
 use crate::audit::{AuditCall, Outcome};
 use crate::content::{CallToolResult, Content, Text};
 use crate::context::Context;
@@ -192,7 +193,10 @@ impl Server {
     /// `tools/call`: the policy, the audit record, the time limit, and the task the call
     /// may become, around the tool's own function.
     pub(super) fn call_tool(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
-        let p: CallToolParams<'_> = req.params()?;
+        let p: CallToolParams<'_> = match req.read.and_then(StatelessParams::call_tool) {
+            Some(p) => p,
+            None => req.params()?,
+        };
         let version = req.version;
         let catalogue = self.catalogue_for(req.session, req.hidden);
         let tool = catalogue.tool(&p.name).ok_or_else(|| {

@@ -62,6 +62,7 @@ impl Server {
                     name: &request.method,
                     version,
                     params: params.as_deref(),
+                    read: None,
                     channel: &channel,
                     finish,
                     hidden: (!hidden.is_empty()).then_some(hidden),

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Server;
+use super::stateless::StatelessParams;
 use crate::protocol::{
     CacheHint, Frame, Method, ProtocolVersion, RequestId, RpcError, error_frame,
     response_frame_around,
@@ -45,6 +46,10 @@ pub(crate) struct Request<'a> {
     /// the latest handshake revision).
     pub version: ProtocolVersion,
     pub params: Option<&'a RawValue>,
+    /// A stateless request's parameters as its preparation read them, for code that can
+    /// take what it needs from them rather than read the text again; `None` in the
+    /// handshake era, and below the server's layers (which may have changed the text).
+    pub read: Option<&'a StatelessParams<'a>>,
     pub channel: &'a RequestChannel,
     pub finish: Finish,
     /// What the server's layers hid from this request (see `McpRequest::hide_tool`).
@@ -70,6 +75,7 @@ impl<'a> Request<'a> {
             name: self.name,
             version: self.version,
             params: self.params,
+            read: self.read,
             channel,
             finish: self.finish.clone(),
             hidden: self.hidden,

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::Server;
 use super::request::{Finish, parse_params};
+use crate::protocol::messages::CallToolParams;
 use crate::protocol::{Implementation, LogLevel, Method, ProtocolVersion, RpcError, Text};
 use crate::session::{LazyBinding, Negotiated, RequestChannel, RoundTrip, Session};
 
@@ -27,8 +28,9 @@ const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// The request metadata every stateless request carries.
-struct RequestMeta {
-    protocol_version: Option<String>,
+struct RequestMeta<'a> {
+    /// Borrowed from the message: it is only compared.
+    protocol_version: Option<Text<'a>>,
     client_capabilities: Option<Map<String, Value>>,
     client_info: Option<Implementation>,
     log_level: Option<LogLevel>,
@@ -52,14 +54,18 @@ enum MetaRead<'a> {
     Fields {
         fields: [Option<&'a RawValue>; 4],
         twice: Option<String>,
+        /// `progressToken`, for `tools/call` (see [`StatelessParams::call_tool`]), and
+        /// whether it was given more than once.
+        progress_token: Option<&'a RawValue>,
+        progress_token_twice: bool,
     },
 }
 
-impl MetaRead<'_> {
+impl<'a> MetaRead<'a> {
     /// The metadata, or why it cannot be read (refused naming the field in `invalidMeta`):
     /// a repeated key first, then each field of the wrong type in [`META_FIELDS`]' order;
     /// `null` is not given.
-    fn read(&self) -> Result<RequestMeta, RpcError> {
+    fn read(&self) -> Result<RequestMeta<'a>, RpcError> {
         let (fields, twice) = match self {
             MetaRead::NotAnObject => {
                 return Err(invalid_meta(
@@ -67,7 +73,7 @@ impl MetaRead<'_> {
                     "`_meta` must be an object".to_owned(),
                 ));
             }
-            MetaRead::Fields { fields, twice } => (fields, twice),
+            MetaRead::Fields { fields, twice, .. } => (fields, twice),
         };
         if let Some(key) = twice {
             return Err(invalid_meta(
@@ -75,8 +81,8 @@ impl MetaRead<'_> {
                 format!("`{key}` is given twice in `_meta`"),
             ));
         }
-        fn field<T: serde::de::DeserializeOwned>(
-            raw: Option<&RawValue>,
+        fn field<'a, T: Deserialize<'a>>(
+            raw: Option<&'a RawValue>,
             (key, expected): (&str, &str),
         ) -> Result<Option<T>, RpcError> {
             match raw {
@@ -118,12 +124,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for MetaRead<'a> {
                 let mut others: std::collections::HashSet<std::borrow::Cow<'de, str>> =
                     std::collections::HashSet::new();
                 let mut twice: Option<String> = None;
+                let mut progress_token: Option<&'a RawValue> = None;
+                let mut progress_token_twice = false;
                 while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
                     if let Some(at) = META_FIELDS.iter().position(|(name, _)| *name == key) {
                         let raw: &'de RawValue = map.next_value()?;
                         if fields[at].replace(raw).is_some() && twice.is_none() {
                             twice = Some(key.into_owned());
                         }
+                        continue;
+                    }
+                    if key == "progressToken" {
+                        let raw: &'de RawValue = map.next_value()?;
+                        progress_token_twice |= progress_token.replace(raw).is_some();
                         continue;
                     }
                     map.next_value::<IgnoredAny>()?;
@@ -135,7 +148,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for MetaRead<'a> {
                         }
                     }
                 }
-                Ok(MetaRead::Fields { fields, twice })
+                Ok(MetaRead::Fields {
+                    fields,
+                    twice,
+                    progress_token,
+                    progress_token_twice,
+                })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -211,6 +229,34 @@ impl<'a> StatelessParams<'a> {
             _ => None,
         }
     }
+
+    /// The parameters of `tools/call`, from this reading rather than a pass of their own
+    /// over the text (which, for a stateless request, skips its whole `_meta` once more).
+    /// `None` unless they read plainly — a name that is a string, a `_meta` object with at
+    /// most one `progressToken` that reads as one: anything else is read from the text
+    /// as before, which refuses it as it always has.
+    pub(crate) fn call_tool(&self) -> Option<CallToolParams<'a>> {
+        #[derive(Deserialize)]
+        struct Name<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+        let Some(MetaRead::Fields {
+            progress_token,
+            progress_token_twice: false,
+            ..
+        }) = &self.meta
+        else {
+            return None;
+        };
+        let progress_token = match progress_token.filter(|t| t.get() != "null") {
+            Some(token) => Some(serde_json::from_str(token.get()).ok()?),
+            None => None,
+        };
+        let Name(name) = serde_json::from_str(self.name?.get()).ok()?;
+        Some(CallToolParams {
+            name,
+            arguments: self.arguments,
+            meta: Some(crate::protocol::messages::RequestMeta { progress_token }),
+        })
+    }
 }
 
 /// A member of the parameters read into its type, refused as the parameters' reading
@@ -279,13 +325,9 @@ impl Server {
         connection: &Session,
         method: Method,
         params: Option<&RawValue>,
-        read: Option<StatelessParams<'_>>,
+        p: &StatelessParams<'_>,
         channel: &RequestChannel,
     ) -> Result<Prepared, RpcError> {
-        let p = match read {
-            Some(read) => read,
-            None => StatelessParams::read(params)?,
-        };
         let input_responses: Option<Map<String, Value>> = member(p.input_responses)?;
         let request_state: Option<String> = member(p.request_state)?;
         let meta = p.meta.as_ref().ok_or_else(|| {
@@ -304,7 +346,8 @@ impl Server {
                 format!("`_meta` must carry `{META_CAPABILITIES}`"),
             ));
         }
-        if !STATELESS_VERSIONS.contains(&requested.as_str()) {
+        let Text(requested) = requested;
+        if !STATELESS_VERSIONS.contains(&&*requested) {
             let mut supported: Vec<&str> = STATELESS_VERSIONS.to_vec();
             supported.extend(ProtocolVersion::HANDSHAKE.iter().rev().map(|v| v.as_str()));
             return Err(RpcError::new(
@@ -410,6 +453,79 @@ mod tests {
             error.message,
             "`io.modelcontextprotocol/k777` is given twice in `_meta`"
         );
+    }
+
+    /// `tools/call`'s parameters taken from the reading are those a reading of the text
+    /// gives, and whatever does not read plainly is left to that reading (and its refusal).
+    #[test]
+    fn call_parameters_from_the_reading_are_those_of_the_text() {
+        let meta = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+        let cases = [
+            (
+                format!(r#"{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{{{meta}}}}}"#),
+                true,
+            ),
+            (
+                format!(r#"{{"name":"e\u0063ho","_meta":{{{meta},"progressToken":7}}}}"#),
+                true,
+            ),
+            (
+                format!(
+                    r#"{{"_meta":{{"progressToken":"p",{meta}}},"name":"echo","arguments":null}}"#
+                ),
+                true,
+            ),
+            (
+                format!(r#"{{"name":"echo","_meta":{{{meta},"progressToken":null}}}}"#),
+                true,
+            ),
+            (
+                format!(r#"{{"name":"echo","_meta":{{{meta},"progressT\u006fken":"q"}}}}"#),
+                true,
+            ),
+            (format!(r#"{{"name":7,"_meta":{{{meta}}}}}"#), false),
+            (format!(r#"{{"name":null,"_meta":{{{meta}}}}}"#), false),
+            (format!(r#"{{"_meta":{{{meta}}}}}"#), false),
+            (
+                format!(r#"{{"name":"echo","_meta":{{{meta},"progressToken":1.5}}}}"#),
+                false,
+            ),
+            (
+                format!(
+                    r#"{{"name":"echo","_meta":{{{meta},"progressToken":1,"progressToken":2}}}}"#
+                ),
+                false,
+            ),
+            (
+                format!(r#"{{"name":"echo","_meta":{{{meta},"progressToken":{{}}}}}}"#),
+                false,
+            ),
+            (r#"{"name":"echo","_meta":[1]}"#.to_owned(), false),
+            (r#"{"name":"echo"}"#.to_owned(), false),
+        ];
+        for (text, plain) in cases {
+            let raw = RawValue::from_string(text.clone()).unwrap();
+            let read = StatelessParams::read(Some(&raw)).unwrap();
+            let fast = read.call_tool();
+            let slow = parse_params::<CallToolParams<'_>>(Some(&raw));
+            assert_eq!(fast.is_some(), plain, "{text}");
+            // A parameter list that reads plainly reads the same from the text; one that
+            // does not is either refused by the text's reading or read from it.
+            if let Some(fast) = fast {
+                let slow = slow.unwrap_or_else(|e| panic!("{text}: {}", e.message));
+                assert_eq!(fast.name, slow.name, "{text}");
+                assert_eq!(
+                    fast.arguments.map(RawValue::get),
+                    slow.arguments.map(RawValue::get),
+                    "{text}"
+                );
+                assert_eq!(
+                    fast.meta.map(|m| m.progress_token),
+                    slow.meta.map(|m| m.progress_token),
+                    "{text}"
+                );
+            }
+        }
     }
 
     #[test]

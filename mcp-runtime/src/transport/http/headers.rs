@@ -3,6 +3,8 @@
 //! marked `x-mcp-header`. Intermediaries route on them, so the server refuses any that
 //! disagree with the body (`HeaderMismatch`, -32020, HTTP 400).
 
+use std::borrow::Cow;
+
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -227,7 +229,7 @@ fn same_value(sent: &str, value: &Value, kind: Primitive) -> bool {
 
 /// A header value as written, or the UTF-8 text of its Base64 when it is wrapped as
 /// `=?base64?…?=` (strictly: the standard alphabet with its padding).
-fn decode(value: &str) -> Result<String, &'static str> {
+fn decode(value: &str) -> Result<Cow<'_, str>, &'static str> {
     match value
         .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))
@@ -236,9 +238,11 @@ fn decode(value: &str) -> Result<String, &'static str> {
             let bytes = STANDARD
                 .decode(encoded)
                 .map_err(|_| "is not valid Base64 inside `=?base64?…?=`")?;
-            String::from_utf8(bytes).map_err(|_| "does not decode to UTF-8 text")
+            String::from_utf8(bytes)
+                .map(Cow::Owned)
+                .map_err(|_| "does not decode to UTF-8 text")
         }
-        None => Ok(value.to_owned()),
+        None => Ok(Cow::Borrowed(value)),
     }
 }
 
