@@ -54,42 +54,57 @@ impl<'a> Arguments<'a> {
             )));
         }
         // The common case is read at full speed, only noting the names the type skips; only a
-        // failure is read again, tracking the path of the field at fault.
+        // failure is read again, from a `Value`, tracking the path of the field at fault.
         //
-        // The names are noted through a `dyn` callback, the same type for every tool: with a
-        // closure of its own (a type per `T`), every reader `serde_ignored` wraps around a
-        // field — an `i64`, a `String` — was compiled again for each tool, nearly half of
-        // what a crate of tools generated.
-        let mut unknown = Vec::new();
-        let mut note = |path: serde_ignored::Path<'_>| unknown.push(segments(&path));
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let parsed: Result<T, _> = serde_ignored::deserialize(&mut *de, &mut note as &mut Note);
-        if let Ok(parsed) = parsed
-            && de.end().is_ok()
-        {
-            self.refuse_unknown(&unknown)?;
+        // Each way of reading `T` is compiled for every tool, so there are two: the text read
+        // noting skipped names, and the value read tracking the path. Names are noted through
+        // a `dyn` callback, the same type for every tool: with a closure of its own (a type per
+        // `T`), every reader `serde_ignored` wraps around a field — an `i64`, a `String` — was
+        // compiled again for each tool, nearly half of what a crate of tools generated.
+        if let Some(parsed) = self.read_noting_skipped::<T>(text)? {
             return Ok(parsed);
         }
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let error = match serde_path_to_error::deserialize::<_, T>(de) {
+        // The text is one JSON value (it came as one): a `Value` that cannot be made of it,
+        // or that reads where the text did not, has something after that value.
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return Err(invalid(".", "trailing characters after the arguments"));
+        };
+        let error = match serde_path_to_error::deserialize::<_, T>(&value) {
             Ok(_) => return Err(invalid(".", "trailing characters after the arguments")),
             Err(e) => e,
         };
-        // Only the failure path pays for the retry, and only when a null is involved.
+        // Only the failure path pays for the retry, and only when a null is involved; the
+        // arguments without the refused nulls are read as the first time (a rare case, and
+        // no third way of reading `T`).
         if text.contains("null")
-            && let Some(value) = without_refused_nulls::<T>(text, error.path())
+            && let Some(fixed) = without_refused_nulls::<T>(value, error.path())
+            && let Some(parsed) = self.read_noting_skipped::<T>(&fixed.to_string())?
         {
-            let mut unknown = Vec::new();
-            let mut note = |path: serde_ignored::Path<'_>| unknown.push(segments(&path));
-            if let Ok(parsed) = serde_ignored::deserialize(&value, &mut note as &mut Note) {
-                self.refuse_unknown(&unknown)?;
-                return Ok(parsed);
-            }
+            return Ok(parsed);
         }
         let path = error.path().to_string();
         let message =
             crate::registry::tool::strip_position(&error.into_inner().to_string()).to_owned();
         Err(invalid(&path, &message))
+    }
+
+    /// The arguments read from their text, `None` when they do not read as `T`; an error
+    /// when they do but name properties the schema does not welcome.
+    fn read_noting_skipped<T: DeserializeOwned>(
+        &self,
+        text: &str,
+    ) -> Result<Option<T>, CallToolResult> {
+        let mut unknown = Vec::new();
+        let mut note = |path: serde_ignored::Path<'_>| unknown.push(segments(&path));
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let parsed: Result<T, _> = serde_ignored::deserialize(&mut *de, &mut note as &mut Note);
+        match parsed {
+            Ok(parsed) if de.end().is_ok() => {
+                self.refuse_unknown(&unknown)?;
+                Ok(Some(parsed))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The error for the names the type skipped that the schema does not welcome.
@@ -362,10 +377,9 @@ const MAX_DROPPED_NULLS: usize = 64;
 /// The arguments without the `null` members at `path` and at each path the next attempt
 /// refuses, once `T` reads them; `None` when the failure is anything else.
 fn without_refused_nulls<T: DeserializeOwned>(
-    text: &str,
+    mut value: Value,
     path: &serde_path_to_error::Path,
 ) -> Option<Value> {
-    let mut value: Value = serde_json::from_str(text).ok()?;
     let mut path = path.clone();
     for _ in 0..MAX_DROPPED_NULLS {
         remove_null_member(&mut value, &path)?;
@@ -471,6 +485,71 @@ mod tests {
             text_of(&err),
             "invalid arguments: `a`: invalid type: string \"x\", expected i64"
         );
+    }
+
+    /// A failure is read again from a `Value` to find its path: what it says is what the
+    /// text's own reading says.
+    #[test]
+    fn a_failure_read_from_the_value_says_what_the_text_says() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        enum Mode {
+            Fast,
+            Careful { depth: u8 },
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Inner {
+            id: u32,
+            tags: Vec<String>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Args {
+            n: i64,
+            small: Option<u8>,
+            ratio: Option<f32>,
+            inner: Option<Inner>,
+            mode: Option<Mode>,
+            list: Option<Vec<u16>>,
+        }
+        let cases = [
+            r#"{"n":"x"}"#,
+            r#"{"n":1.5}"#,
+            r#"{"n":99999999999999999999}"#,
+            r#"{"n":-1,"small":300}"#,
+            r#"{"n":1,"small":-1}"#,
+            r#"{"n":1,"ratio":"half"}"#,
+            r#"{"small":1}"#,
+            r#"{"n":1,"inner":{"id":1,"tags":[1]}}"#,
+            r#"{"n":1,"inner":{"tags":[]}}"#,
+            r#"{"n":1,"inner":[]}"#,
+            r#"{"n":1,"mode":"Slow"}"#,
+            r#"{"n":1,"mode":{"Careful":{"depth":"deep"}}}"#,
+            r#"{"n":1,"mode":{"Careful":{}}}"#,
+            r#"{"n":1,"list":[1,2,70000]}"#,
+            r#"{"n":1,"list":{"a":1}}"#,
+            r#"{"n":true}"#,
+            r#"{"n":"\u00e9"}"#,
+        ];
+        for text in cases {
+            let from_text = serde_path_to_error::deserialize::<_, Args>(
+                &mut serde_json::Deserializer::from_str(text),
+            )
+            .unwrap_err();
+            let value: Value = serde_json::from_str(text).unwrap();
+            let from_value = serde_path_to_error::deserialize::<_, Args>(&value).unwrap_err();
+            assert_eq!(
+                from_value.path().to_string(),
+                from_text.path().to_string(),
+                "{text}"
+            );
+            assert_eq!(
+                from_value.inner().to_string(),
+                crate::registry::tool::strip_position(&from_text.inner().to_string()),
+                "{text}"
+            );
+        }
     }
 
     #[test]
