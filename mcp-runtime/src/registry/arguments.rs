@@ -54,31 +54,27 @@ impl<'a> Arguments<'a> {
             )));
         }
         // The common case is read at full speed, only noting the names the type skips; only a
-        // failure is read again, from a `Value`, tracking the path of the field at fault.
+        // failure is read again, tracking the path of the field at fault.
         //
-        // Each way of reading `T` is compiled for every tool, so there are two: the text read
-        // noting skipped names, and the value read tracking the path. Names are noted through
-        // a `dyn` callback, the same type for every tool: with a closure of its own (a type per
-        // `T`), every reader `serde_ignored` wraps around a field — an `i64`, a `String` — was
+        // Each way of reading `T` is compiled for every tool, so there are two, both of the
+        // text: noting skipped names, and tracking the path. Names are noted through a `dyn`
+        // callback, the same type for every tool: with a closure of its own (a type per `T`),
+        // every reader `serde_ignored` wraps around a field — an `i64`, a `String` — was
         // compiled again for each tool, nearly half of what a crate of tools generated.
         if let Some(parsed) = self.read_noting_skipped::<T>(text)? {
             return Ok(parsed);
         }
-        // The text is one JSON value (it came as one): a `Value` that cannot be made of it,
-        // or that reads where the text did not, has something after that value.
-        let Ok(value) = serde_json::from_str::<Value>(text) else {
-            return Err(invalid(".", "trailing characters after the arguments"));
-        };
-        let error = match serde_path_to_error::deserialize::<_, T>(&value) {
-            Ok(_) => return Err(invalid(".", "trailing characters after the arguments")),
+        let error = match track_path::<T>(text) {
+            Ok(()) => return Err(invalid(".", "trailing characters after the arguments")),
             Err(e) => e,
         };
-        // Only the failure path pays for the retry, and only when a null is involved; the
-        // arguments without the refused nulls are read as the first time (a rare case, and
-        // no third way of reading `T`).
+        // Only the failure path pays for the retry, and only when a null is involved. The
+        // nulls are dropped from a `Value`, which keeps the last of a repeated key: arguments
+        // that repeat one are never retried, so they are refused as the text reads them.
         if text.contains("null")
-            && let Some(fixed) = without_refused_nulls::<T>(value, error.path())
-            && let Some(parsed) = self.read_noting_skipped::<T>(&fixed.to_string())?
+            && !has_repeated_key(text)
+            && let Some(fixed) = without_refused_nulls::<T>(text, error.path())
+            && let Some(parsed) = self.read_noting_skipped::<T>(&fixed)?
         {
             return Ok(parsed);
         }
@@ -377,18 +373,84 @@ const MAX_DROPPED_NULLS: usize = 64;
 /// The arguments without the `null` members at `path` and at each path the next attempt
 /// refuses, once `T` reads them; `None` when the failure is anything else.
 fn without_refused_nulls<T: DeserializeOwned>(
-    mut value: Value,
+    text: &str,
     path: &serde_path_to_error::Path,
-) -> Option<Value> {
+) -> Option<String> {
+    let mut value: Value = serde_json::from_str(text).ok()?;
     let mut path = path.clone();
     for _ in 0..MAX_DROPPED_NULLS {
         remove_null_member(&mut value, &path)?;
-        match serde_path_to_error::deserialize::<_, T>(&value) {
-            Ok(_) => return Some(value),
+        // Read as text, the way a failure is first read: no other way of reading `T`.
+        let fixed = value.to_string();
+        match track_path::<T>(&fixed) {
+            Ok(()) => return Some(fixed),
             Err(e) => path = e.path().clone(),
         }
     }
     None
+}
+
+/// Reads the text as `T`, tracking the path to where it fails (what follows the value is
+/// not looked at).
+fn track_path<T: DeserializeOwned>(
+    text: &str,
+) -> Result<(), serde_path_to_error::Error<serde_json::Error>> {
+    serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(text))
+        .map(drop)
+}
+
+/// Whether an object anywhere in the text names a key twice (or the text cannot be looked
+/// through). Not generic: compiled once, not once per tool.
+fn has_repeated_key(text: &str) -> bool {
+    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    struct Scan<'a>(&'a mut bool);
+    impl<'de> DeserializeSeed<'de> for Scan<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Scan<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(Scan(&mut *self.0))?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut keys = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !keys.insert(key) {
+                    *self.0 = true;
+                }
+                map.next_value_seed(Scan(&mut *self.0))?;
+            }
+            Ok(())
+        }
+    }
+    let mut repeated = false;
+    let scanned = Scan(&mut repeated).deserialize(&mut serde_json::Deserializer::from_str(text));
+    scanned.is_err() || repeated
 }
 
 /// Removes the object member a path names when its value is `null`.
@@ -487,69 +549,66 @@ mod tests {
         );
     }
 
-    /// A failure is read again from a `Value` to find its path: what it says is what the
-    /// text's own reading says.
+    /// Refusals name what the text says first, and a repeated name is refused even where a
+    /// refused `null` would otherwise be dropped (the retry reads a `Value`, which keeps the
+    /// last of a repeated key).
     #[test]
-    fn a_failure_read_from_the_value_says_what_the_text_says() {
+    fn a_repeated_name_is_refused_however_the_nulls_fall() {
         #[derive(serde::Deserialize, Debug)]
         #[allow(dead_code)]
-        enum Mode {
-            Fast,
-            Careful { depth: u8 },
-        }
-        #[derive(serde::Deserialize, Debug)]
-        #[allow(dead_code)]
-        struct Inner {
-            id: u32,
-            tags: Vec<String>,
+        struct Tree {
+            label: String,
+            #[serde(default)]
+            children: Vec<Tree>,
         }
         #[derive(serde::Deserialize, Debug)]
         #[allow(dead_code)]
         struct Args {
-            n: i64,
-            small: Option<u8>,
-            ratio: Option<f32>,
-            inner: Option<Inner>,
-            mode: Option<Mode>,
-            list: Option<Vec<u16>>,
+            tree: Tree,
+            #[serde(default)]
+            limit: u32,
         }
-        let cases = [
-            r#"{"n":"x"}"#,
-            r#"{"n":1.5}"#,
-            r#"{"n":99999999999999999999}"#,
-            r#"{"n":-1,"small":300}"#,
-            r#"{"n":1,"small":-1}"#,
-            r#"{"n":1,"ratio":"half"}"#,
-            r#"{"small":1}"#,
-            r#"{"n":1,"inner":{"id":1,"tags":[1]}}"#,
-            r#"{"n":1,"inner":{"tags":[]}}"#,
-            r#"{"n":1,"inner":[]}"#,
-            r#"{"n":1,"mode":"Slow"}"#,
-            r#"{"n":1,"mode":{"Careful":{"depth":"deep"}}}"#,
-            r#"{"n":1,"mode":{"Careful":{}}}"#,
-            r#"{"n":1,"list":[1,2,70000]}"#,
-            r#"{"n":1,"list":{"a":1}}"#,
-            r#"{"n":true}"#,
-            r#"{"n":"\u00e9"}"#,
-        ];
-        for text in cases {
-            let from_text = serde_path_to_error::deserialize::<_, Args>(
-                &mut serde_json::Deserializer::from_str(text),
-            )
-            .unwrap_err();
-            let value: Value = serde_json::from_str(text).unwrap();
-            let from_value = serde_path_to_error::deserialize::<_, Args>(&value).unwrap_err();
-            assert_eq!(
-                from_value.path().to_string(),
-                from_text.path().to_string(),
-                "{text}"
-            );
-            assert_eq!(
-                from_value.inner().to_string(),
-                crate::registry::tool::strip_position(&from_text.inner().to_string()),
-                "{text}"
-            );
+        let refusal = |text: &str| {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            let parsed = Arguments::new(Some(&raw)).parse::<Args>();
+            text_of(&parsed.expect_err(text))
+        };
+        // Refused as the text reads: the repeat, or the null the text meets before it.
+        for (text, named) in [
+            (
+                r#"{"tree":{"label":"a","label":"b","children":null}}"#,
+                "`tree`: duplicate field `label`",
+            ),
+            (
+                r#"{"tree":{"children":null,"label":"a","label":"b"}}"#,
+                "`tree.children`: invalid type: null",
+            ),
+            (
+                r#"{"limit":null,"tree":{"label":"a","children":[{"label":"x","label":"y"}]}}"#,
+                "`limit`: invalid type: null",
+            ),
+            (
+                r#"{"tree":{"label":"x"},"tree":{"label":"z","children":null}}"#,
+                "duplicate field `tree`",
+            ),
+        ] {
+            assert!(refusal(text).contains(named), "{text}: {}", refusal(text));
         }
+        // Without a repeat, the same nulls are dropped as before.
+        let raw = RawValue::from_string(
+            r#"{"limit":null,"tree":{"label":"a","children":null}}"#.to_owned(),
+        )
+        .unwrap();
+        assert!(Arguments::new(Some(&raw)).parse::<Args>().is_ok());
+        // Of two wrong arguments, the first in the text is named.
+        assert_eq!(
+            refusal(r#"{"tree":{"label":1},"limit":"x"}"#),
+            "invalid arguments: `tree.label`: invalid type: integer `1`, expected a string"
+        );
+        assert_eq!(
+            refusal(r#"{"limit":"x","tree":{"label":1}}"#),
+            "invalid arguments: `limit`: invalid type: string \"x\", expected u32"
+        );
     }
 
     #[test]

@@ -193,7 +193,12 @@ impl Server {
     /// `tools/call`: the policy, the audit record, the time limit, and the task the call
     /// may become, around the tool's own function.
     pub(super) fn call_tool(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
-        let p: CallToolParams<'_> = match req.read.and_then(StatelessParams::call_tool) {
+        // The reading is taken for an object only (serde reads a struct from an array too,
+        // and the envelope refuses array parameters before this, but not for ever).
+        let read = req
+            .read
+            .filter(|_| req.params.is_some_and(|p| p.get().starts_with('{')));
+        let p: CallToolParams<'_> = match read.and_then(StatelessParams::call_tool) {
             Some(p) => p,
             None => req.params()?,
         };

@@ -14,7 +14,7 @@ use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
@@ -82,6 +82,9 @@ struct Clock {
     /// The socket, left here by hyper when it closed its side while the peer may still be
     /// sending (see [`linger`]).
     left: Mutex<Option<TcpStream>>,
+    /// A response of the server's asked to close the connection: a request refused, its
+    /// body perhaps unread (see [`linger`]).
+    refused: AtomicBool,
 }
 
 impl Clock {
@@ -92,6 +95,7 @@ impl Clock {
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(0),
             left: Mutex::new(None),
+            refused: AtomicBool::new(false),
         })
     }
 
@@ -388,6 +392,13 @@ async fn serve_connection(
                             Err(never) => match never {},
                         },
                     };
+                    if response
+                        .headers()
+                        .get(axum::http::header::CONNECTION)
+                        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"))
+                    {
+                        busy.0.refused.store(true, Ordering::Release);
+                    }
                     // The connection is busy until the response body is sent or dropped (hyper
                     // takes the wrapper as it is, without boxing it once more).
                     Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
@@ -443,33 +454,37 @@ async fn serve_connection(
         }
     }
     let left = clock.left.lock().ok().and_then(|mut left| left.take());
-    if let Some(tcp) = left {
+    if let Some(tcp) = left
+        && clock.refused.load(Ordering::Acquire)
+    {
         // Boxed: most connections end without it, and their tasks stay the smaller.
-        Box::pin(linger(tcp, &graceful)).await;
+        Box::pin(linger(tcp, &endpoint.options, &graceful)).await;
     }
 }
 
-/// Reads and throws away what a peer still sends after hyper answered and closed its side,
-/// until the peer closes its side too, for a bounded time and amount.
+/// After the server refused a request and closed its side (the response said
+/// `Connection: close`), reads and throws away what the peer still sends, until the peer
+/// closes its side too, for a bounded time and amount.
 ///
-/// hyper closes a connection whose request body it did not read — a body refused unread,
-/// such as one declared over the size limit, answered 413 at once. Closing a socket with
-/// bytes unread, or with more arriving, makes the kernel reset the connection: a client
-/// still writing its request then fails to write, and may never read the answer already
-/// sent to it. Draining a little longer (what web servers call a lingering close) lets it
-/// finish, read the answer and close.
-async fn linger(mut tcp: TcpStream, stop: &CancellationToken) {
-    /// The longest to drain in all.
-    const TIME: Duration = Duration::from_secs(10);
-    /// The longest to wait for the peer's next bytes.
-    const QUIET: Duration = Duration::from_secs(2);
+/// A request refused before its body is read — one declared over the size limit, answered
+/// 413 at once — leaves the client still writing it. Closing a socket with bytes unread, or
+/// with more arriving, makes the kernel reset the connection: the client's write fails, and
+/// it may never read the answer already sent to it. Draining a little longer (what web
+/// servers call a lingering close) lets it finish, read the answer and close. The
+/// connection keeps its slot meanwhile; the wait is at most the head deadline in all and
+/// the idle deadline between reads (and 10 s and 2 s), so it holds a slot no longer than an
+/// idle or slow client may anyway. Connections closed for other reasons (the client's
+/// `Connection: close`, a deadline) are not drained.
+async fn linger(mut tcp: TcpStream, options: &HttpOptions, stop: &CancellationToken) {
     /// The most to drain.
     const BYTES: usize = 16 << 20;
-    let end = tokio::time::Instant::now() + TIME;
-    let mut buf = vec![0; 16 << 10];
+    let time = options.header_read_timeout.min(Duration::from_secs(10));
+    let quiet = options.idle_timeout.min(Duration::from_secs(2));
+    let end = tokio::time::Instant::now() + time;
+    let mut buf = vec![0; 4 << 10];
     let mut drained = 0;
     while drained < BYTES {
-        let next = end.min(tokio::time::Instant::now() + QUIET);
+        let next = end.min(tokio::time::Instant::now() + quiet);
         tokio::select! {
             read = tokio::time::timeout_at(next, tcp.read(&mut buf)) => match read {
                 Ok(Ok(n)) if n > 0 => drained += n,
