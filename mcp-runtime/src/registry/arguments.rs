@@ -158,10 +158,10 @@ enum Segment {
     Index(usize),
 }
 
-/// The keys and indices of a path serde_ignored reports (an `Option` or a newtype is no step).
 /// What notes a name the arguments' type skipped (see [`Arguments::parse`]).
 type Note<'a> = dyn FnMut(serde_ignored::Path<'_>) + 'a;
 
+/// The keys and indices of a path serde_ignored reports (an `Option` or a newtype is no step).
 fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
     use serde_ignored::Path;
     let mut out = Vec::new();

@@ -236,8 +236,6 @@ impl<'a> StatelessParams<'a> {
     /// most one `progressToken` that reads as one: anything else is read from the text
     /// as before, which refuses it as it always has.
     pub(crate) fn call_tool(&self) -> Option<CallToolParams<'a>> {
-        #[derive(Deserialize)]
-        struct Name<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
         let Some(MetaRead::Fields {
             progress_token,
             progress_token_twice: false,
@@ -250,7 +248,7 @@ impl<'a> StatelessParams<'a> {
             Some(token) => Some(serde_json::from_str(token.get()).ok()?),
             None => None,
         };
-        let Name(name) = serde_json::from_str(self.name?.get()).ok()?;
+        let Text(name) = serde_json::from_str(self.name?.get()).ok()?;
         Some(CallToolParams {
             name,
             arguments: self.arguments,

@@ -152,8 +152,8 @@ impl Drop for Busy {
 }
 
 /// A socket that tells its clock when bytes arrive, and that is left to the clock to be
-/// drained (see [`linger`]) when hyper lets go of it after closing its own side while the
-/// peer had not closed its side.
+/// drained (see [`linger`]) when hyper lets go of it after closing its own side, following a
+/// refusal of the server's, while the peer had not closed its side.
 struct Watched {
     /// Always there until dropped.
     tcp: Option<TcpStream>,
@@ -178,6 +178,7 @@ impl Drop for Watched {
     fn drop(&mut self) {
         if self.closed
             && !self.peer_closed
+            && self.clock.refused.load(Ordering::Acquire)
             && let Ok(mut left) = self.clock.left.lock()
         {
             *left = self.tcp.take();
@@ -360,105 +361,117 @@ async fn serve_connection(
         peer_closed: false,
         closed: false,
     });
-    // hyper's connection, and with it the socket, is dropped at the end of this block.
-    {
-        let tower = TowerToHyperService::new(router);
-        // What this connection's last POST sent, not read again when repeated.
-        let memo = Arc::new(super::memo::ConnectionMemo::default());
-        let service = {
-            let clock = Arc::clone(&clock);
-            let endpoint = Arc::clone(&endpoint);
-            hyper::service::service_fn(move |request: Request<Incoming>| {
-                let memo = Arc::clone(&memo);
-                let busy = clock.begin();
-                let route = if request.method() == Method::POST
-                    && request.uri().path() == endpoint.options.path
-                {
-                    // The body and the peer's address are handed over as they are: not boxed,
-                    // and not through the request's extensions (a map made for it).
-                    Route::Endpoint(Arc::clone(&endpoint), request)
-                } else {
-                    let mut request = request.map(Body::new);
-                    request.extensions_mut().insert(ConnectInfo(peer));
-                    Route::Router(hyper::service::Service::call(&tower, request))
+    // hyper's connection, and with it the socket, is dropped when this returns: a socket
+    // left to drain is then in the clock.
+    serve_http1(io, &clock, peer, router, &endpoint, &graceful).await;
+    let left = clock.left.lock().ok().and_then(|mut left| left.take());
+    if let Some(tcp) = left {
+        // Boxed: most connections end without it, and their tasks stay the smaller.
+        Box::pin(linger(tcp, &endpoint.options, &graceful)).await;
+    }
+}
+
+/// Serves the connection's requests with hyper until it ends: at its own close, at a
+/// deadline of the clock's, or by graceful shutdown.
+async fn serve_http1(
+    io: TokioIo<Watched>,
+    clock: &Arc<Clock>,
+    peer: SocketAddr,
+    router: Router,
+    endpoint: &Arc<HttpState>,
+    graceful: &CancellationToken,
+) {
+    let tower = TowerToHyperService::new(router);
+    // What this connection's last POST sent, not read again when repeated.
+    let memo = Arc::new(super::memo::ConnectionMemo::default());
+    let service = {
+        let clock = Arc::clone(clock);
+        let endpoint = Arc::clone(endpoint);
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let memo = Arc::clone(&memo);
+            let busy = clock.begin();
+            let route = if request.method() == Method::POST
+                && request.uri().path() == endpoint.options.path
+            {
+                // The body and the peer's address are handed over as they are: not boxed,
+                // and not through the request's extensions (a map made for it).
+                Route::Endpoint(Arc::clone(&endpoint), request)
+            } else {
+                let mut request = request.map(Body::new);
+                request.extensions_mut().insert(ConnectInfo(peer));
+                Route::Router(hyper::service::Service::call(&tower, request))
+            };
+            async move {
+                let response: Response<Body> = match route {
+                    Route::Endpoint(state, request) => {
+                        super::endpoint::post_request(state, request, peer, &memo).await
+                    }
+                    Route::Router(routed) => match routed.await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    },
                 };
-                async move {
-                    let response: Response<Body> = match route {
-                        Route::Endpoint(state, request) => {
-                            super::endpoint::post_request(state, request, peer, &memo).await
-                        }
-                        Route::Router(routed) => match routed.await {
-                            Ok(response) => response,
-                            Err(never) => match never {},
-                        },
-                    };
-                    if response
+                // Only a refusal (a client error) closes the connection this way.
+                if response.status().is_client_error()
+                    && response
                         .headers()
                         .get(axum::http::header::CONNECTION)
                         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"))
-                    {
-                        busy.0.refused.store(true, Ordering::Release);
+                {
+                    busy.0.refused.store(true, Ordering::Release);
+                }
+                // The connection is busy until the response body is sent or dropped (hyper
+                // takes the wrapper as it is, without boxing it once more).
+                Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
+            }
+        })
+    };
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.header_read_timeout(None).keep_alive(true);
+    let mut connection = pin!(builder.serve_connection(io, service));
+    let mut shutting_down = false;
+    let options = &endpoint.options;
+    // The watchdog is not told when a head starts or a request ends, which would cost each
+    // request a wake-up of this task and a new timer. It looks at the clock instead, at
+    // each deadline and at least this often: a deadline that begins between two looks is
+    // at least this far off, so the next look sets the timer to it, and it is kept exactly
+    // (timeouts under 10 ms, to within 10 ms). A busy connection is looked at as often, at
+    // no cost worth counting with the default timeouts (10 s for a head, 60 s idle).
+    let every = options
+        .idle_timeout
+        .min(options.header_read_timeout)
+        .max(Duration::from_millis(10));
+    let mut watchdog = pin!(tokio::time::sleep(every));
+    loop {
+        tokio::select! {
+            served = connection.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!(%e, %peer, "connection ended with an error");
+                }
+                return;
+            }
+            () = graceful.cancelled(), if !shutting_down => {
+                shutting_down = true;
+                connection.as_mut().graceful_shutdown();
+            }
+            () = watchdog.as_mut() => {
+                let now = Instant::now();
+                let next = match clock.deadline(options) {
+                    Some(deadline) if deadline <= now => {
+                        tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
+                        return;
                     }
-                    // The connection is busy until the response body is sent or dropped (hyper
-                    // takes the wrapper as it is, without boxing it once more).
-                    Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
-                }
-            })
-        };
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder.header_read_timeout(None).keep_alive(true);
-        let mut connection = pin!(builder.serve_connection(io, service));
-        let mut shutting_down = false;
-        let options = &endpoint.options;
-        // The watchdog is not told when a head starts or a request ends, which would cost each
-        // request a wake-up of this task and a new timer. It looks at the clock instead, at
-        // each deadline and at least this often: a deadline that begins between two looks is
-        // at least this far off, so the next look sets the timer to it, and it is kept exactly
-        // (timeouts under 10 ms, to within 10 ms). A busy connection is looked at as often, at
-        // no cost worth counting with the default timeouts (10 s for a head, 60 s idle).
-        let every = options
-            .idle_timeout
-            .min(options.header_read_timeout)
-            .max(Duration::from_millis(10));
-        let mut watchdog = pin!(tokio::time::sleep(every));
-        loop {
-            tokio::select! {
-                served = connection.as_mut() => {
-                    if let Err(e) = served {
-                        tracing::debug!(%e, %peer, "connection ended with an error");
+                    deadline => {
+                        // Timeouts of `Duration::MAX` say "never": a look about once in 34 years.
+                        let look = now
+                            .checked_add(every)
+                            .unwrap_or_else(|| now + Duration::from_secs(1 << 30));
+                        deadline.map_or(look, |deadline| deadline.min(look))
                     }
-                    break;
-                }
-                () = graceful.cancelled(), if !shutting_down => {
-                    shutting_down = true;
-                    connection.as_mut().graceful_shutdown();
-                }
-                () = watchdog.as_mut() => {
-                    let now = Instant::now();
-                    let next = match clock.deadline(options) {
-                        Some(deadline) if deadline <= now => {
-                            tracing::debug!(%peer, "connection closed: idle or too slow to send its head");
-                            break;
-                        }
-                        deadline => {
-                            // Timeouts of `Duration::MAX` say "never": a look about once in 34 years.
-                            let look = now
-                                .checked_add(every)
-                                .unwrap_or_else(|| now + Duration::from_secs(1 << 30));
-                            deadline.map_or(look, |deadline| deadline.min(look))
-                        }
-                    };
-                    watchdog.as_mut().reset(next.into());
-                }
+                };
+                watchdog.as_mut().reset(next.into());
             }
         }
-    }
-    let left = clock.left.lock().ok().and_then(|mut left| left.take());
-    if let Some(tcp) = left
-        && clock.refused.load(Ordering::Acquire)
-    {
-        // Boxed: most connections end without it, and their tasks stay the smaller.
-        Box::pin(linger(tcp, &endpoint.options, &graceful)).await;
     }
 }
 
