@@ -21,7 +21,6 @@ macro_rules! private_paths {
 }
 
 private_paths! {
-    serde => serde;
     schemars => schemars;
     tokio => tokio;
     tool_trait => Tool;

@@ -14,7 +14,9 @@ pub use crate::context::Context;
 pub use crate::feature_hints::HttpFeatureEnabled;
 pub use crate::protocol::CacheHint;
 pub use crate::protocol::ToolAnnotations;
-pub use crate::registry::{Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture};
+pub use crate::registry::{
+    ArgumentFields, Arguments, SourceLocation, Tool, ToolDescriptor, ToolEntry, ToolFuture,
+};
 pub use crate::schema::SchemaProfile;
 pub use crate::tasks::TaskSupport;
 
@@ -72,39 +74,58 @@ pub(crate) fn on_single_threaded_main() -> bool {
 /// of the message the arguments borrow from).
 fn parse_arguments<A: serde::de::DeserializeOwned>(
     arguments: &Arguments<'_>,
+    _names: &'static [&'static str],
 ) -> Result<A, CallToolResult> {
     arguments.parse()
+}
+
+/// Reads a call's arguments into the values of a tool's parameters, named `names`.
+fn parse_fields<A: ArgumentFields>(
+    arguments: &Arguments<'_>,
+    names: &'static [&'static str],
+) -> Result<A, CallToolResult> {
+    arguments.parse_fields(names)
 }
 
 /// How a tool reads its arguments: their `inputSchema` and their parser.
 ///
 /// Generated code builds it in one `const` from a function whose bounds check every
 /// parameter type, so a type that cannot be an argument is reported once, on its own
-/// token, and the derives of the argument struct (generic over the parameter types) add
-/// no errors of their own.
+/// token, and the derive of the struct that describes the parameters (generic over their
+/// types) adds no errors of its own.
 pub struct ToolArguments<A> {
     /// Builds the `inputSchema`.
     pub input_schema: fn() -> serde_json::Value,
-    /// Deserialises the arguments of a call.
-    pub parse: fn(&Arguments<'_>) -> Result<A, CallToolResult>,
+    read: fn(&Arguments<'_>, &'static [&'static str]) -> Result<A, CallToolResult>,
+    /// The parameters' names, in the order of `A`'s values (none for an argument struct).
+    names: &'static [&'static str],
 }
 
-impl<A: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArguments<A> {
-    /// The tool's generated struct of parameters (whose name is no title).
-    pub const fn fields() -> Self {
-        ToolArguments {
-            input_schema: fields_schema::<A>,
-            parse: parse_arguments::<A>,
-        }
+impl<A> ToolArguments<A> {
+    /// Deserialises the arguments of a call.
+    pub fn parse(&self, arguments: &Arguments<'_>) -> Result<A, CallToolResult> {
+        (self.read)(arguments, self.names)
     }
 }
 
-impl<A: serde::de::DeserializeOwned> ToolArguments<A> {
-    /// Arguments whose schema the tool gives itself (`input_schema = …`): only read.
-    pub const fn parsed_only() -> Self {
+impl<A: ArgumentFields> ToolArguments<A> {
+    /// A tool's parameters, named `names`, read into their values (`A`) and described by
+    /// the generated struct `S` of the same fields (whose name is no title).
+    pub const fn fields<S: schemars::JsonSchema>(names: &'static [&'static str]) -> Self {
+        ToolArguments {
+            input_schema: fields_schema::<S>,
+            read: parse_fields::<A>,
+            names,
+        }
+    }
+
+    /// A tool's parameters, named `names`, whose schema the tool gives itself
+    /// (`input_schema = …`): only read.
+    pub const fn fields_parsed_only(names: &'static [&'static str]) -> Self {
         ToolArguments {
             input_schema: explicit_schema_elsewhere,
-            parse: parse_arguments::<A>,
+            read: parse_fields::<A>,
+            names,
         }
     }
 }
@@ -116,14 +137,19 @@ fn explicit_schema_elsewhere() -> serde_json::Value {
 
 /// The user's own struct as the whole argument object, with a schema given explicitly.
 pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArguments<A> {
-    ToolArguments::parsed_only()
+    ToolArguments {
+        input_schema: explicit_schema_elsewhere,
+        read: parse_arguments::<A>,
+        names: &[],
+    }
 }
 
 /// The user's own struct as the whole argument object (`#[tool(args)]`).
 pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
     ToolArguments {
         input_schema: struct_schema::<A>,
-        parse: parse_arguments::<A>,
+        read: parse_arguments::<A>,
+        names: &[],
     }
 }
 

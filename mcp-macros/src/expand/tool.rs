@@ -1,5 +1,6 @@
-//! `#[tool]`: the hidden argument struct (generic over the parameter types, so that each is
-//! checked once, on its own token), the descriptor of the hidden struct (implementing `Tool`)
+//! `#[tool]`: the hidden struct that describes the arguments (generic over the parameter
+//! types, so that each is checked once, on its own token; the arguments are read into a list
+//! of their values by the runtime, not by a derive of the struct), the descriptor of the hidden struct (implementing `Tool`)
 //! with the shim that reads the arguments and calls the function, and the warning about a
 //! missing description.
 
@@ -14,9 +15,7 @@ use crate::parse::tool::ToolModel;
 use crate::paths;
 
 pub(crate) fn expand(m: &ToolModel) -> TokenStream {
-    let serde = paths::serde();
     let schemars = paths::schemars();
-    let serde_crate = paths::as_string(&serde);
     let schemars_crate = paths::as_string(&schemars);
     let annotations_ty = paths::tool_annotations();
     let arguments = paths::arguments();
@@ -143,47 +142,64 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                 None => quote!(#(#docs)* #header #ident: #t,),
             }
         });
-        let (generics, bounded, instance, turbofish) = if param_types.is_empty() {
+        // The values are read as a list, `(P0, (P1, ()))`, by a reader of the runtime's
+        // shared by every tool with the same parameter types; the struct only describes them.
+        let value_list = |types: &[TokenStream]| {
+            types
+                .iter()
+                .rev()
+                .fold(quote!(()), |rest, ty| quote!((#ty, #rest)))
+        };
+        let value_types = |types: Vec<TokenStream>| {
+            let types: Vec<TokenStream> = arguments_params
+                .iter()
+                .zip(types)
+                .map(|(p, ty)| match &p.default {
+                    Some(_) => quote!(::core::option::Option<#ty>),
+                    None => ty,
+                })
+                .collect();
+            value_list(&types)
+        };
+        let generic_values = value_types(type_params.iter().map(|t| quote!(#t)).collect());
+        let values = value_types(param_types.iter().map(|t| quote!(#t)).collect());
+        let names = arguments_params.iter().map(|p| unraw(&p.ident));
+        let names = quote!(&[#(#names),*]);
+        let bounds = if explicit_schema {
+            quote!(#parameter_deserialize)
+        } else {
+            quote!(#parameter_deserialize + #parameter_schema)
+        };
+        let (bounded, turbofish) = if param_types.is_empty() {
             Default::default()
         } else {
             (
-                quote!(<#(#type_params),*>),
-                if explicit_schema {
-                    quote!(<#(#type_params: #parameter_deserialize),*>)
-                } else {
-                    quote!(<#(#type_params: #parameter_deserialize + #parameter_schema),*>)
-                },
-                quote!(<#(#param_types),*>),
+                quote!(<#(#type_params: #bounds),*>),
                 quote!(::<#(#param_types),*>),
             )
         };
-        let (derives, constructor) = if explicit_schema {
-            (quote!(#[derive(#serde::Deserialize)]), quote!(parsed_only))
+        let described = if explicit_schema {
+            quote! {
+                const fn __mcp_arguments #bounded () -> #tool_arguments<#generic_values> {
+                    #tool_arguments::fields_parsed_only(#names)
+                }
+            }
         } else {
-            (
-                quote!(
-                    #[derive(#serde::Deserialize, #schemars::JsonSchema)]
-                    #[schemars(crate = #schemars_crate)]
-                ),
-                quote!(fields),
-            )
-        };
-        (
+            let generics = (!param_types.is_empty()).then(|| quote!(<#(#type_params),*>));
             quote! {
                 // Not `deny_unknown_fields`: the runtime refuses a name the struct does not
                 // know, naming the closest one, as for any argument type.
-                #derives
-                #[serde(crate = #serde_crate)]
-                #[allow(non_camel_case_types)]
+                #[derive(#schemars::JsonSchema)]
+                #[schemars(crate = #schemars_crate)]
+                #[allow(non_camel_case_types, dead_code)]
                 struct #args_ident #generics { #(#fields)* }
 
-                const fn __mcp_arguments #bounded () -> #tool_arguments<#args_ident #generics> {
-                    #tool_arguments::#constructor()
+                const fn __mcp_arguments #bounded () -> #tool_arguments<#generic_values> {
+                    #tool_arguments::fields::<#args_ident #generics>(#names)
                 }
-            },
-            quote!(#args_ident #instance),
-            quote!(__mcp_arguments #turbofish ()),
-        )
+            }
+        };
+        (described, values, quote!(__mcp_arguments #turbofish ()))
     };
 
     // The state a call takes is found before it begins; a server without it was refused
@@ -214,7 +230,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         ParamKind::Receiver => quote!(&*__mcp_this),
         ParamKind::Argument if args_struct => quote!(__mcp_args),
         ParamKind::Argument => {
-            let ident = &p.ident;
+            let ident = argument_local(p);
             match &p.default {
                 Some(value) => {
                     // A string literal is converted (`"metric"` for a `String`); other
@@ -226,9 +242,9 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                         }) => quote_spanned!(value.span()=> ::core::convert::Into::into(#value)),
                         _ => quote!(#value),
                     };
-                    quote!(__mcp_args.#ident.unwrap_or_else(|| #value))
+                    quote!(#ident.unwrap_or_else(|| #value))
                 }
-                None => quote!(__mcp_args.#ident),
+                None => quote!(#ident),
             }
         }
     });
@@ -325,6 +341,14 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         None => quote!(__MCP_ARGUMENTS.input_schema),
     };
 
+    // The list of values read, taken apart into one local per parameter.
+    let unpack = (!args_struct).then(|| {
+        let pattern = arguments_params.iter().rev().fold(quote!(()), |rest, p| {
+            let local = argument_local(p);
+            quote!((#local, #rest))
+        });
+        quote!(let #pattern = __mcp_args;)
+    });
     let mut shims = quote! {
         #args_struct_items
 
@@ -335,12 +359,13 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         // The arguments are read before the call begins, from the message itself, so the call
         // owns what it needs and nothing of the message is copied.
         fn __mcp_call(__mcp_ctx: #context, __mcp_raw: #arguments<'_>) -> #tool_future {
-            let __mcp_args = match (__MCP_ARGUMENTS.parse)(&__mcp_raw) {
+            let __mcp_args = match __MCP_ARGUMENTS.parse(&__mcp_raw) {
                 ::core::result::Result::Ok(args) => args,
                 ::core::result::Result::Err(error) => {
                     return ::std::boxed::Box::pin(::core::future::ready(error));
                 }
             };
+            #unpack
             #state_reads
             #call
         }
@@ -375,4 +400,9 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         emit_function: m.owner.is_none(),
     }
     .into_tokens()
+}
+
+/// The local a parameter's value is read into before the call.
+fn argument_local(p: &crate::parse::signature::Param) -> syn::Ident {
+    format_ident!("__mcp_arg_{}", unraw(&p.ident))
 }

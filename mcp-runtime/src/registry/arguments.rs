@@ -14,10 +14,13 @@
 //!   name is unknown; what serde reads from a buffered copy (a `#[serde(flatten)]` field, an
 //!   internally tagged or untagged enum) it skips without a word, and is not checked.
 
-use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::fields::{ArgumentFields, FieldsSeed};
 use crate::content::CallToolResult;
 
 /// The raw `arguments` of a `tools/call`, borrowed from the message, deserialised by the
@@ -46,6 +49,27 @@ impl<'a> Arguments<'a> {
     /// not an `Option`) is read as not given, and a property the type does not know is an
     /// error naming it, unless the input schema allows other properties there.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, CallToolResult> {
+        self.read(PhantomData::<T>)
+    }
+
+    /// Deserialises the arguments of a tool's parameters, named `names` in order, into a
+    /// list of their values ([`ArgumentFields`]), as [`parse`](Self::parse) reads a struct.
+    ///
+    /// The reader is the same for every tool whose parameters have the same types, and none
+    /// of its types is the user's: a crate of tools compiles it once per list of types, and
+    /// an edit that moves a tool's code leaves it as it was.
+    pub fn parse_fields<F: ArgumentFields>(
+        &self,
+        names: &'static [&'static str],
+    ) -> Result<F, CallToolResult> {
+        self.read(FieldsSeed::<F>::new(names))
+    }
+
+    /// Reads the arguments through `seed`, as [`parse`](Self::parse) says.
+    fn read<S, V>(&self, seed: S) -> Result<V, CallToolResult>
+    where
+        S: Copy + for<'de> DeserializeSeed<'de, Value = V>,
+    {
         let text = self.raw.map_or("{}", RawValue::get);
         let text = if text == "null" { "{}" } else { text };
         if let Some(kind) = not_an_object(text) {
@@ -56,15 +80,16 @@ impl<'a> Arguments<'a> {
         // The common case is read at full speed, only noting the names the type skips; only a
         // failure is read again, tracking the path of the field at fault.
         //
-        // Each way of reading `T` is compiled for every tool, so there are two, both of the
-        // text: noting skipped names, and tracking the path. Names are noted through a `dyn`
+        // Each way of reading a type is compiled for every type read (a tool's own struct, or
+        // each list of parameter types), so there are two, both of the text: noting skipped
+        // names, and tracking the path. Names are noted through a `dyn`
         // callback, the same type for every tool: with a closure of its own (a type per `T`),
         // every reader `serde_ignored` wraps around a field — an `i64`, a `String` — was
         // compiled again for each tool, nearly half of what a crate of tools generated.
-        if let Some(parsed) = self.read_noting_skipped::<T>(text)? {
+        if let Some(parsed) = self.read_noting_skipped(seed, text)? {
             return Ok(parsed);
         }
-        let error = match track_path::<T>(text) {
+        let error = match track_path(seed, text) {
             Ok(()) => return Err(invalid(".", "trailing characters after the arguments")),
             Err(e) => e,
         };
@@ -73,8 +98,8 @@ impl<'a> Arguments<'a> {
         // that repeat one are never retried, so they are refused as the text reads them.
         if text.contains("null")
             && !has_repeated_key(text)
-            && let Some(fixed) = without_refused_nulls::<T>(text, error.path())
-            && let Some(parsed) = self.read_noting_skipped::<T>(&fixed)?
+            && let Some(fixed) = without_refused_nulls(seed, text, error.path())
+            && let Some(parsed) = self.read_noting_skipped(seed, &fixed)?
         {
             return Ok(parsed);
         }
@@ -86,14 +111,15 @@ impl<'a> Arguments<'a> {
 
     /// The arguments read from their text, `None` when they do not read as `T`; an error
     /// when they do but name properties the schema does not welcome.
-    fn read_noting_skipped<T: DeserializeOwned>(
-        &self,
-        text: &str,
-    ) -> Result<Option<T>, CallToolResult> {
+    fn read_noting_skipped<S, V>(&self, seed: S, text: &str) -> Result<Option<V>, CallToolResult>
+    where
+        S: for<'de> DeserializeSeed<'de, Value = V>,
+    {
         let mut unknown = Vec::new();
         let mut note = |path: serde_ignored::Path<'_>| unknown.push(segments(&path));
+        let note = &mut note as &mut Note;
         let de = &mut serde_json::Deserializer::from_str(text);
-        let parsed: Result<T, _> = serde_ignored::deserialize(&mut *de, &mut note as &mut Note);
+        let parsed = seed.deserialize(serde_ignored::Deserializer::new(&mut *de, &mut &mut *note));
         match parsed {
             Ok(parsed) if de.end().is_ok() => {
                 self.refuse_unknown(&unknown)?;
@@ -372,17 +398,17 @@ const MAX_DROPPED_NULLS: usize = 64;
 
 /// The arguments without the `null` members at `path` and at each path the next attempt
 /// refuses, once `T` reads them; `None` when the failure is anything else.
-fn without_refused_nulls<T: DeserializeOwned>(
-    text: &str,
-    path: &serde_path_to_error::Path,
-) -> Option<String> {
+fn without_refused_nulls<S>(seed: S, text: &str, path: &serde_path_to_error::Path) -> Option<String>
+where
+    S: Copy + for<'de> DeserializeSeed<'de>,
+{
     let mut value: Value = serde_json::from_str(text).ok()?;
     let mut path = path.clone();
     for _ in 0..MAX_DROPPED_NULLS {
         remove_null_member(&mut value, &path)?;
         // Read as text, the way a failure is first read: no other way of reading `T`.
         let fixed = value.to_string();
-        match track_path::<T>(&fixed) {
+        match track_path(seed, &fixed) {
             Ok(()) => return Some(fixed),
             Err(e) => path = e.path().clone(),
         }
@@ -392,11 +418,16 @@ fn without_refused_nulls<T: DeserializeOwned>(
 
 /// Reads the text as `T`, tracking the path to where it fails (what follows the value is
 /// not looked at).
-fn track_path<T: DeserializeOwned>(
-    text: &str,
-) -> Result<(), serde_path_to_error::Error<serde_json::Error>> {
-    serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(text))
-        .map(drop)
+fn track_path<S>(seed: S, text: &str) -> Result<(), serde_path_to_error::Error<serde_json::Error>>
+where
+    S: for<'de> DeserializeSeed<'de>,
+{
+    let mut track = serde_path_to_error::Track::new();
+    let de = &mut serde_json::Deserializer::from_str(text);
+    match seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(serde_path_to_error::Error::new(track.path(), e)),
+    }
 }
 
 /// Whether an object anywhere in the text names a key twice (or the text cannot be looked
@@ -532,6 +563,86 @@ mod tests {
             .parse::<Search>()
             .unwrap_err();
         text_of(&err)
+    }
+
+    /// A tool's parameters as the macro used to derive them, and as it now lists them.
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Params {
+        n: i64,
+        label: String,
+        #[serde(default = "Option::default")]
+        limit: Option<u32>,
+        filter: Option<Tag>,
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Tag {
+        tag: Option<String>,
+    }
+
+    type ParamList = (i64, (String, (Option<u32>, (Option<Tag>, ()))));
+
+    #[test]
+    fn a_parameter_list_reads_as_the_struct_of_the_same_fields_does() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "label": {"type": "string"},
+                "limit": {"type": "integer"},
+                "filter": {
+                    "type": ["object", "null"],
+                    "properties": {"tag": {"type": "string"}},
+                    "additionalProperties": false
+                }
+            },
+            "required": ["n", "label"],
+            "additionalProperties": false
+        });
+        let cases = [
+            r#"{"n": 1, "label": "a"}"#,
+            r#"{"label": "a", "n": -7, "limit": 3, "filter": {"tag": "x"}}"#,
+            r#"{}"#,
+            r#"null"#,
+            r#"[]"#,
+            r#""text""#,
+            r#"{"n": 1}"#,
+            r#"{"label": "a"}"#,
+            r#"{"n": "1", "label": "a"}"#,
+            r#"{"n": 1, "label": null}"#,
+            r#"{"n": 1, "label": "a", "limit": null}"#,
+            r#"{"n": 1, "label": "a", "limit": -1}"#,
+            r#"{"n": 1, "label": "a", "filter": null}"#,
+            r#"{"n": 1, "label": "a", "filter": {"tag": null}}"#,
+            r#"{"n": 1, "label": "a", "filter": {"tga": "x"}}"#,
+            r#"{"n": 1, "label": "a", "filter": []}"#,
+            r#"{"n": 1, "lable": "a"}"#,
+            r#"{"n": 1, "label": "a", "zzzzzzzzzz": 1}"#,
+            r#"{"n": 1, "label": "a", "n": 2}"#,
+            r#"{"n": 1, "label": "a", "n": null}"#,
+            r#"{"n": null, "label": "a", "n": 2}"#,
+            r#"{"n": 18446744073709551616, "label": "a"}"#,
+        ];
+        for case in cases {
+            let raw = RawValue::from_string(case.to_owned()).unwrap();
+            let arguments = Arguments::new(Some(&raw)).with_schema(&schema);
+            let derived = arguments.parse::<Params>();
+            let listed = arguments
+                .parse_fields::<ParamList>(&["n", "label", "limit", "filter"])
+                .map(|(n, (label, (limit, (filter, ()))))| Params {
+                    n,
+                    label,
+                    limit,
+                    filter,
+                });
+            match (derived, listed) {
+                (Ok(derived), Ok(listed)) => assert_eq!(derived, listed, "{case}"),
+                (Err(derived), Err(listed)) => {
+                    assert_eq!(text_of(&derived), text_of(&listed), "{case}")
+                }
+                (derived, listed) => panic!("{case}: {derived:?} against {listed:?}"),
+            }
+        }
     }
 
     #[test]

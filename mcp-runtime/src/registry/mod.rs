@@ -6,6 +6,7 @@
 //! locking anything but a pointer swap.
 
 mod arguments;
+mod fields;
 pub(crate) mod headers;
 mod prompt;
 mod resource;
@@ -41,6 +42,7 @@ pub(crate) type DynamicCompleter = Arc<
         > + Send
         + Sync,
 >;
+pub use fields::ArgumentFields;
 #[cfg(feature = "dynamic")]
 pub(crate) use prompt::DynamicPromptHandler;
 pub use prompt::{Prompt, PromptArgumentDescriptor, PromptDescriptor, PromptEntry, PromptFuture};

@@ -1,0 +1,192 @@
+//! A `#[tool]` function's parameters read by name into a list of their values, without a
+//! reader of their own: `(P0, (P1, (P2, ())))`, one generic reader for every tool whose
+//! parameters have the same types.
+//!
+//! A derived `Deserialize` is code of the user's crate, placed where the tool is, and every
+//! reader it is read through (the arguments are read two ways) is compiled again for each
+//! tool; an edit that moves a tool's code makes rustc compile all of those again. The types
+//! here are the runtime's, so none of that happens, and what a parameter list reads is exactly
+//! what serde's derive reads for a struct of the same fields: a field named twice, one missing
+//! (unless its type reads nothing as a value, as an `Option` does), and a name the list does
+//! not know (read as [`IgnoredAny`], which is what tells the caller it was skipped) are
+//! reported as serde's derive reports them.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+/// The values of a tool's parameters, in order: `()` for none, `(P, Rest)` for a parameter of
+/// type `P` followed by the rest. Implemented for every such list of types that deserialise.
+pub trait ArgumentFields: Sized {
+    /// The values read so far.
+    #[doc(hidden)]
+    type Slots: Default;
+
+    /// Reads the value of the parameter at `index` of the list into its slot.
+    #[doc(hidden)]
+    fn read_value<'de, A: MapAccess<'de>>(
+        slots: &mut Self::Slots,
+        index: usize,
+        names: &'static [&'static str],
+        map: &mut A,
+    ) -> Result<(), A::Error>;
+
+    /// The values, once the object is read; a parameter not given is read as serde's
+    /// derive reads a missing field.
+    #[doc(hidden)]
+    fn finish<E: de::Error>(slots: Self::Slots, names: &'static [&'static str]) -> Result<Self, E>;
+}
+
+impl ArgumentFields for () {
+    type Slots = ();
+
+    fn read_value<'de, A: MapAccess<'de>>(
+        _: &mut (),
+        _: usize,
+        _: &'static [&'static str],
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        // Not reached: an index is one of the names.
+        map.next_value::<IgnoredAny>().map(drop)
+    }
+
+    fn finish<E: de::Error>(_: (), _: &'static [&'static str]) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+impl<P: DeserializeOwned, Rest: ArgumentFields> ArgumentFields for (P, Rest) {
+    type Slots = (Option<P>, Rest::Slots);
+
+    fn read_value<'de, A: MapAccess<'de>>(
+        slots: &mut Self::Slots,
+        index: usize,
+        names: &'static [&'static str],
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let Some((name, rest)) = names.split_first() else {
+            return map.next_value::<IgnoredAny>().map(drop);
+        };
+        if index > 0 {
+            return Rest::read_value(&mut slots.1, index - 1, rest, map);
+        }
+        if slots.0.is_some() {
+            return Err(de::Error::duplicate_field(name));
+        }
+        slots.0 = Some(map.next_value()?);
+        Ok(())
+    }
+
+    fn finish<E: de::Error>(
+        (value, rest): Self::Slots,
+        names: &'static [&'static str],
+    ) -> Result<Self, E> {
+        let (name, others) = names.split_first().unwrap_or((&"", &[]));
+        let value = match value {
+            Some(value) => value,
+            None => P::deserialize(MissingField(name, PhantomData))?,
+        };
+        Ok((value, Rest::finish(rest, others)?))
+    }
+}
+
+/// Reads an object of named arguments as `F`, the names of its parameters in order.
+pub(crate) struct FieldsSeed<F> {
+    names: &'static [&'static str],
+    fields: PhantomData<fn() -> F>,
+}
+
+impl<F> FieldsSeed<F> {
+    pub(crate) fn new(names: &'static [&'static str]) -> Self {
+        FieldsSeed {
+            names,
+            fields: PhantomData,
+        }
+    }
+}
+
+impl<F> Clone for FieldsSeed<F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F> Copy for FieldsSeed<F> {}
+
+impl<'de, F: ArgumentFields> DeserializeSeed<'de> for FieldsSeed<F> {
+    type Value = F;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<F, D::Error> {
+        deserializer.deserialize_struct("arguments", self.names, self)
+    }
+}
+
+impl<'de, F: ArgumentFields> Visitor<'de> for FieldsSeed<F> {
+    type Value = F;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object of named arguments")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<F, A::Error> {
+        let mut slots = F::Slots::default();
+        while let Some(index) = map.next_key_seed(FieldIndex(self.names))? {
+            match index {
+                Some(index) => F::read_value(&mut slots, index, self.names, &mut map)?,
+                None => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        F::finish(slots, self.names)
+    }
+}
+
+/// Reads a key as the index of the parameter it names (`None` for a name no parameter has),
+/// as an identifier, the way serde's derive reads a field's name.
+struct FieldIndex(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldIndex {
+    type Value = Option<usize>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldIndex {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an argument's name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|known| *known == name))
+    }
+
+    fn visit_bytes<E: de::Error>(self, name: &[u8]) -> Result<Option<usize>, E> {
+        Ok(self.0.iter().position(|known| known.as_bytes() == name))
+    }
+}
+
+/// What a parameter not given is read from: nothing, which an `Option` reads as `None` and
+/// anything else refuses as a missing field (what serde's derive does for a struct's field).
+struct MissingField<E>(&'static str, PhantomData<E>);
+
+impl<'de, E: de::Error> de::Deserializer<'de> for MissingField<E> {
+    type Error = E;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, E> {
+        Err(E::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, E> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
