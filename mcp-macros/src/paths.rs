@@ -38,6 +38,7 @@ private_paths! {
     state_missing => state_missing;
     toolbox_trait => Toolbox;
     tool_arguments => ToolArguments;
+    describes_arguments => DescribesArguments;
     argument_struct => argument_struct;
     argument_struct_parsed_only => argument_struct_parsed_only;
     parameter_deserialize => ParameterDeserialize;

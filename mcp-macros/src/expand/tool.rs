@@ -5,7 +5,7 @@
 //! missing description.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::{CommonFields, Skeleton, option, respan, state_needs};
@@ -142,14 +142,9 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                 None => quote!(#(#docs)* #header #ident: #t,),
             }
         });
-        // The values are read as a list, `(P0, (P1, ()))`, by a reader of the runtime's
-        // shared by every tool with the same parameter types; the struct only describes them.
-        let value_list = |types: &[TokenStream]| {
-            types
-                .iter()
-                .rev()
-                .fold(quote!(()), |rest, ty| quote!((#ty, #rest)))
-        };
+        // The values are read as a tree, `((P0,), ((P1,), (P2,)))`, by a reader of the
+        // runtime's shared by every tool with the same parameter types; the struct only
+        // describes them.
         let value_types = |types: Vec<TokenStream>| {
             let types: Vec<TokenStream> = arguments_params
                 .iter()
@@ -159,7 +154,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                     None => ty,
                 })
                 .collect();
-            value_list(&types)
+            value_tree(&types)
         };
         let generic_values = value_types(type_params.iter().map(|t| quote!(#t)).collect());
         let values = value_types(param_types.iter().map(|t| quote!(#t)).collect());
@@ -186,13 +181,23 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
             }
         } else {
             let generics = (!param_types.is_empty()).then(|| quote!(<#(#type_params),*>));
+            let described = paths::describes_arguments();
+            let idents = arguments_params.iter().map(|p| &p.ident);
             quote! {
                 // Not `deny_unknown_fields`: the runtime refuses a name the struct does not
                 // know, naming the closest one, as for any argument type.
                 #[derive(#schemars::JsonSchema)]
                 #[schemars(crate = #schemars_crate)]
-                #[allow(non_camel_case_types, dead_code)]
+                #[allow(non_camel_case_types)]
                 struct #args_ident #generics { #(#fields)* }
+
+                // Never built: the impl reads the fields for rustc's `dead_code` lint, which
+                // an `allow` would not satisfy in a crate that forbids it.
+                impl #generics #described for #args_ident #generics {
+                    fn fields(&self) {
+                        let _ = (#(&self.#idents,)*);
+                    }
+                }
 
                 const fn __mcp_arguments #bounded () -> #tool_arguments<#generic_values> {
                     #tool_arguments::fields::<#args_ident #generics>(#names)
@@ -341,12 +346,13 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         None => quote!(__MCP_ARGUMENTS.input_schema),
     };
 
-    // The list of values read, taken apart into one local per parameter.
+    // The tree of values read, taken apart into one local per parameter.
     let unpack = (!args_struct).then(|| {
-        let pattern = arguments_params.iter().rev().fold(quote!(()), |rest, p| {
-            let local = argument_local(p);
-            quote!((#local, #rest))
-        });
+        let locals: Vec<TokenStream> = arguments_params
+            .iter()
+            .map(|p| argument_local(p).into_token_stream())
+            .collect();
+        let pattern = value_tree(&locals);
         quote!(let #pattern = __mcp_args;)
     });
     let mut shims = quote! {
@@ -405,4 +411,19 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
 /// The local a parameter's value is read into before the call.
 fn argument_local(p: &crate::parse::signature::Param) -> syn::Ident {
     format_ident!("__mcp_arg_{}", unraw(&p.ident))
+}
+
+/// The balanced tree the runtime reads a tool's parameters into (`ArgumentFields`): `()`,
+/// `(a,)`, or the pair of the trees of the first and the second half, so that its depth (which
+/// rustc's recursion limit bounds) grows with the logarithm of the number of parameters.
+fn value_tree(items: &[TokenStream]) -> TokenStream {
+    match items {
+        [] => quote!(()),
+        [one] => quote!((#one,)),
+        _ => {
+            let (left, right) = items.split_at(items.len() / 2);
+            let (left, right) = (value_tree(left), value_tree(right));
+            quote!((#left, #right))
+        }
+    }
 }

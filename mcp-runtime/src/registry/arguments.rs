@@ -53,11 +53,13 @@ impl<'a> Arguments<'a> {
     }
 
     /// Deserialises the arguments of a tool's parameters, named `names` in order, into a
-    /// list of their values ([`ArgumentFields`]), as [`parse`](Self::parse) reads a struct.
+    /// tree of their values (`ArgumentFields`), as [`parse`](Self::parse) reads a struct.
+    /// What `#[tool]` generates calls it; not an API of its own.
     ///
     /// The reader is the same for every tool whose parameters have the same types, and none
     /// of its types is the user's: a crate of tools compiles it once per list of types, and
     /// an edit that moves a tool's code leaves it as it was.
+    #[doc(hidden)]
     pub fn parse_fields<F: ArgumentFields>(
         &self,
         names: &'static [&'static str],
@@ -580,7 +582,7 @@ mod tests {
         tag: Option<String>,
     }
 
-    type ParamList = (i64, (String, (Option<u32>, (Option<Tag>, ()))));
+    type ParamList = (((i64,), (String,)), ((Option<u32>,), (Option<Tag>,)));
 
     #[test]
     fn a_parameter_list_reads_as_the_struct_of_the_same_fields_does() {
@@ -629,7 +631,7 @@ mod tests {
             let derived = arguments.parse::<Params>();
             let listed = arguments
                 .parse_fields::<ParamList>(&["n", "label", "limit", "filter"])
-                .map(|(n, (label, (limit, (filter, ()))))| Params {
+                .map(|(((n,), (label,)), ((limit,), (filter,)))| Params {
                     n,
                     label,
                     limit,

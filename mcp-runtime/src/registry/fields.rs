@@ -1,6 +1,8 @@
-//! A `#[tool]` function's parameters read by name into a list of their values, without a
-//! reader of their own: `(P0, (P1, (P2, ())))`, one generic reader for every tool whose
-//! parameters have the same types.
+//! A `#[tool]` function's parameters read by name into a tree of their values, without a
+//! reader of their own: `()` for none, `(a,)` for one, and a pair of the trees of the first
+//! and second half for more (`((a,), ((b,), (c,)))`), one generic reader for every tool whose
+//! parameters have the same types. The tree is balanced so that its depth, which rustc's
+//! recursion limit bounds, grows with the logarithm of the number of parameters.
 //!
 //! A derived `Deserialize` is code of the user's crate, placed where the tool is, and every
 //! reader it is read through (the arguments are read two ways) is compiled again for each
@@ -16,14 +18,20 @@ use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
-/// The values of a tool's parameters, in order: `()` for none, `(P, Rest)` for a parameter of
-/// type `P` followed by the rest. Implemented for every such list of types that deserialise.
+/// The values of a tool's parameters, as a tree: `()` for none, `(P,)` for one parameter of
+/// type `P`, `(Left, Right)` for the parameters of `Left` followed by those of `Right`.
+/// Implemented for every such tree of types that deserialise.
 pub trait ArgumentFields: Sized {
+    /// How many parameters the tree holds.
+    #[doc(hidden)]
+    const LEN: usize;
+
     /// The values read so far.
     #[doc(hidden)]
     type Slots: Default;
 
-    /// Reads the value of the parameter at `index` of the list into its slot.
+    /// Reads the value of the parameter at `index` of the tree into its slot; `names` are
+    /// the tree's own, in order.
     #[doc(hidden)]
     fn read_value<'de, A: MapAccess<'de>>(
         slots: &mut Self::Slots,
@@ -39,6 +47,7 @@ pub trait ArgumentFields: Sized {
 }
 
 impl ArgumentFields for () {
+    const LEN: usize = 0;
     type Slots = ();
 
     fn read_value<'de, A: MapAccess<'de>>(
@@ -56,39 +65,72 @@ impl ArgumentFields for () {
     }
 }
 
-impl<P: DeserializeOwned, Rest: ArgumentFields> ArgumentFields for (P, Rest) {
-    type Slots = (Option<P>, Rest::Slots);
+impl<P: DeserializeOwned> ArgumentFields for (P,) {
+    const LEN: usize = 1;
+    type Slots = Option<P>;
 
     fn read_value<'de, A: MapAccess<'de>>(
-        slots: &mut Self::Slots,
+        slot: &mut Option<P>,
+        _: usize,
+        names: &'static [&'static str],
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(de::Error::duplicate_field(name(names)));
+        }
+        *slot = Some(map.next_value()?);
+        Ok(())
+    }
+
+    fn finish<E: de::Error>(slot: Option<P>, names: &'static [&'static str]) -> Result<Self, E> {
+        match slot {
+            Some(value) => Ok((value,)),
+            None => P::deserialize(MissingField(name(names), PhantomData)).map(|value| (value,)),
+        }
+    }
+}
+
+impl<Left: ArgumentFields, Right: ArgumentFields> ArgumentFields for (Left, Right) {
+    const LEN: usize = Left::LEN + Right::LEN;
+    type Slots = (Left::Slots, Right::Slots);
+
+    fn read_value<'de, A: MapAccess<'de>>(
+        (left, right): &mut Self::Slots,
         index: usize,
         names: &'static [&'static str],
         map: &mut A,
     ) -> Result<(), A::Error> {
-        let Some((name, rest)) = names.split_first() else {
-            return map.next_value::<IgnoredAny>().map(drop);
-        };
-        if index > 0 {
-            return Rest::read_value(&mut slots.1, index - 1, rest, map);
+        let (left_names, right_names) = split(names, Left::LEN);
+        match index.checked_sub(Left::LEN) {
+            None => Left::read_value(left, index, left_names, map),
+            Some(index) => Right::read_value(right, index, right_names, map),
         }
-        if slots.0.is_some() {
-            return Err(de::Error::duplicate_field(name));
-        }
-        slots.0 = Some(map.next_value()?);
-        Ok(())
     }
 
     fn finish<E: de::Error>(
-        (value, rest): Self::Slots,
+        (left, right): Self::Slots,
         names: &'static [&'static str],
     ) -> Result<Self, E> {
-        let (name, others) = names.split_first().unwrap_or((&"", &[]));
-        let value = match value {
-            Some(value) => value,
-            None => P::deserialize(MissingField(name, PhantomData))?,
-        };
-        Ok((value, Rest::finish(rest, others)?))
+        let (left_names, right_names) = split(names, Left::LEN);
+        Ok((
+            Left::finish(left, left_names)?,
+            Right::finish(right, right_names)?,
+        ))
     }
+}
+
+/// A leaf's name (the names are the generated code's, one per parameter; none would be a
+/// name of no parameter, not a failure).
+fn name(names: &'static [&'static str]) -> &'static str {
+    names.first().copied().unwrap_or_default()
+}
+
+/// The names of a pair's two halves.
+fn split(
+    names: &'static [&'static str],
+    at: usize,
+) -> (&'static [&'static str], &'static [&'static str]) {
+    names.split_at_checked(at).unwrap_or((names, &[]))
 }
 
 /// Reads an object of named arguments as `F`, the names of its parameters in order.
