@@ -1,8 +1,8 @@
 //! `#[tool]`: the hidden struct that describes the arguments (generic over the parameter
-//! types, so that each is checked once, on its own token; the arguments are read into a list
-//! of their values by the runtime, not by a derive of the struct), the descriptor of the hidden struct (implementing `Tool`)
-//! with the shim that reads the arguments and calls the function, and the warning about a
-//! missing description.
+//! types, so that each is checked once, on its own token; the runtime reads the arguments
+//! into a tree of their values, not a derive of the struct), the descriptor of the hidden
+//! struct (implementing `Tool`) with the shim that reads the arguments and calls the
+//! function, and the warning about a missing description.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};

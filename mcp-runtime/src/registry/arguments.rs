@@ -82,12 +82,12 @@ impl<'a> Arguments<'a> {
         // The common case is read at full speed, only noting the names the type skips; only a
         // failure is read again, tracking the path of the field at fault.
         //
-        // Each way of reading a type is compiled for every type read (a tool's own struct, or
-        // each list of parameter types), so there are two, both of the text: noting skipped
-        // names, and tracking the path. Names are noted through a `dyn`
-        // callback, the same type for every tool: with a closure of its own (a type per `T`),
-        // every reader `serde_ignored` wraps around a field — an `i64`, a `String` — was
-        // compiled again for each tool, nearly half of what a crate of tools generated.
+        // Each way of reading is compiled for every type read (a tool's own struct, or each
+        // tree of parameter types), so there are two, both of the text: noting skipped names,
+        // and tracking the path. Names are noted through a `dyn` callback, the same type for
+        // every tool: with a closure of its own (a type per `T`), every reader `serde_ignored`
+        // wraps around a field — an `i64`, a `String` — was compiled again for each tool,
+        // nearly half of what a crate of tools generated.
         if let Some(parsed) = self.read_noting_skipped(seed, text)? {
             return Ok(parsed);
         }
@@ -111,8 +111,8 @@ impl<'a> Arguments<'a> {
         Err(invalid(&path, &message))
     }
 
-    /// The arguments read from their text, `None` when they do not read as `T`; an error
-    /// when they do but name properties the schema does not welcome.
+    /// The arguments read from their text through `seed`, `None` when they do not read; an
+    /// error when they do but name properties the schema does not welcome.
     fn read_noting_skipped<S, V>(&self, seed: S, text: &str) -> Result<Option<V>, CallToolResult>
     where
         S: for<'de> DeserializeSeed<'de, Value = V>,
@@ -399,7 +399,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 const MAX_DROPPED_NULLS: usize = 64;
 
 /// The arguments without the `null` members at `path` and at each path the next attempt
-/// refuses, once `T` reads them; `None` when the failure is anything else.
+/// refuses, once `seed` reads them; `None` when the failure is anything else.
 fn without_refused_nulls<S>(seed: S, text: &str, path: &serde_path_to_error::Path) -> Option<String>
 where
     S: Copy + for<'de> DeserializeSeed<'de>,
@@ -408,7 +408,7 @@ where
     let mut path = path.clone();
     for _ in 0..MAX_DROPPED_NULLS {
         remove_null_member(&mut value, &path)?;
-        // Read as text, the way a failure is first read: no other way of reading `T`.
+        // Read as text, the way a failure is first read: no third way of reading.
         let fixed = value.to_string();
         match track_path(seed, &fixed) {
             Ok(()) => return Some(fixed),
@@ -418,8 +418,8 @@ where
     None
 }
 
-/// Reads the text as `T`, tracking the path to where it fails (what follows the value is
-/// not looked at).
+/// Reads the text through `seed`, tracking the path to where it fails (what follows the
+/// value is not looked at).
 fn track_path<S>(seed: S, text: &str) -> Result<(), serde_path_to_error::Error<serde_json::Error>>
 where
     S: for<'de> DeserializeSeed<'de>,
@@ -534,8 +534,7 @@ mod tests {
         filter: Option<Filter>,
     }
 
-    #[derive(serde::Deserialize, Debug)]
-    #[allow(dead_code)]
+    #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Filter {
         tag: Option<String>,
     }
@@ -574,15 +573,10 @@ mod tests {
         label: String,
         #[serde(default = "Option::default")]
         limit: Option<u32>,
-        filter: Option<Tag>,
+        filter: Option<Filter>,
     }
 
-    #[derive(serde::Deserialize, Debug, PartialEq)]
-    struct Tag {
-        tag: Option<String>,
-    }
-
-    type ParamList = (((i64,), (String,)), ((Option<u32>,), (Option<Tag>,)));
+    type ParamList = (((i64,), (String,)), ((Option<u32>,), (Option<Filter>,)));
 
     #[test]
     fn a_parameter_list_reads_as_the_struct_of_the_same_fields_does() {
@@ -592,11 +586,7 @@ mod tests {
                 "n": {"type": "integer"},
                 "label": {"type": "string"},
                 "limit": {"type": "integer"},
-                "filter": {
-                    "type": ["object", "null"],
-                    "properties": {"tag": {"type": "string"}},
-                    "additionalProperties": false
-                }
+                "filter": search_schema()["properties"]["filter"],
             },
             "required": ["n", "label"],
             "additionalProperties": false

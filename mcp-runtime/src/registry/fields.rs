@@ -202,12 +202,9 @@ impl<'de> Visitor<'de> for FieldIndex {
         f.write_str("an argument's name")
     }
 
+    // JSON's keys are strings: no other form of a name is read.
     fn visit_str<E: de::Error>(self, name: &str) -> Result<Option<usize>, E> {
         Ok(self.0.iter().position(|known| *known == name))
-    }
-
-    fn visit_bytes<E: de::Error>(self, name: &[u8]) -> Result<Option<usize>, E> {
-        Ok(self.0.iter().position(|known| known.as_bytes() == name))
     }
 }
 
