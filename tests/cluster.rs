@@ -873,6 +873,40 @@ fn notes_session(server: &impl Endpoint, token: &str) -> String {
     session
 }
 
+/// Asks `server` for the session's pins until they are `expected`. A pin made on another
+/// replica reaches this one's copy of the session over the bus, which passes it on before the
+/// pin is answered; the replica reads it from its connection to Redis soon after, but
+/// possibly after a request that came in meanwhile (the Deploying chapter, "A replica's copy
+/// of a session"). What it answers before is what it had: `before`.
+fn pinned_until(
+    server: &impl Endpoint,
+    session: &str,
+    id: i64,
+    before: &[&str],
+    expected: &[&str],
+) {
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    loop {
+        let seen = pinned_titles(&notes_call(
+            server,
+            "token-a",
+            Some(session),
+            id,
+            "pinned",
+            json!({}),
+        ));
+        if seen == expected {
+            return;
+        }
+        assert_eq!(seen, before, "neither the pins before nor after");
+        assert!(
+            Instant::now() < deadline,
+            "the replica's copy never learnt of the pin: {seen:?}"
+        );
+        std::thread::yield_now();
+    }
+}
+
 fn pinned_titles(response: &Value) -> Vec<String> {
     response["result"]["structuredContent"]["result"]
         .as_array()
@@ -913,18 +947,13 @@ fn notes_pins_survive_requests_landing_on_other_replicas() {
         json!({"id": id}),
     );
     assert_eq!(pinned["result"]["isError"], Value::Null, "{pinned}");
-    let seen = notes_call(third, "token-a", Some(&session), 3, "pinned", json!({}));
-    assert_eq!(
-        pinned_titles(&seen),
-        ["shared"],
-        "the third replica sees the second's pin"
-    );
+    // The third replica sees the second's pin.
+    pinned_until(third, &session, 3, &[], &["shared"]);
     // Round-robin through nginx: every replica answers the same.
     for id in 4..=9 {
-        let seen = notes_call(&nginx, "token-a", Some(&session), id, "pinned", json!({}));
-        assert_eq!(pinned_titles(&seen), ["shared"]);
+        pinned_until(&nginx, &session, id, &[], &["shared"]);
     }
-    // A pin added on one replica joins the others' view at once.
+    // A pin added on one replica joins the others' view.
     let other = notes_call(
         first,
         "token-a",
@@ -942,8 +971,7 @@ fn notes_pins_survive_requests_landing_on_other_replicas() {
         "pin",
         json!({"id": other}),
     );
-    let seen = notes_call(second, "token-a", Some(&session), 12, "pinned", json!({}));
-    assert_eq!(pinned_titles(&seen), ["shared", "second"]);
+    pinned_until(second, &session, 12, &["shared"], &["shared", "second"]);
 
     // Another session of the same user has pins of its own, on every replica.
     let fresh = notes_session(&nginx, "token-a");
