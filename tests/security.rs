@@ -405,6 +405,35 @@ fn connections_past_the_per_peer_limit_get_503_and_the_server_serves_again_after
     wait_until_served(&server, "still refused after the connections closed");
 }
 
+/// A connection over the limit is answered 503 before its request is read; the server then
+/// drains what the client still sends until it closes, as it does for a refused body, so a
+/// client that writes its whole request before it reads gets the 503 rather than a reset.
+#[test]
+fn a_client_refused_for_the_connection_limit_can_finish_its_request_and_close_cleanly() {
+    let server = catalogue(&[("HTTP_MAX_CONNECTIONS_PER_PEER", "1")]);
+    // The held connection is counted once it has been served.
+    let mut held = connect(server.addr());
+    held.write_all(
+        &server
+            .request("GET", "/.well-known/oauth-protected-resource")
+            .to_bytes(),
+    )
+    .expect("write on the held connection");
+    held.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
+    let mut buffer = [0u8; 4096];
+    let n = held
+        .read(&mut buffer)
+        .expect("the held connection is served");
+    assert_eq!(status_of(&buffer[..n]), Some(200));
+
+    let (tcp, answer) = start_a_large_post(&server);
+    let text = String::from_utf8_lossy(&answer);
+    assert_eq!(status_of(&answer), Some(503), "{text}");
+    assert!(text.contains("too many connections"), "{text}");
+    finish_the_post_and_close(tcp);
+    drop(held);
+}
+
 /// Asks for the metadata (a route that needs no token) on a fresh connection until it is
 /// served, failing the test with `why` after [`TIMEOUT`].
 fn wait_until_served(server: &HttpServer, why: &str) {
@@ -891,41 +920,100 @@ fn an_oversized_body_is_a_json_413_and_never_invited() {
 #[test]
 fn a_client_still_sending_a_refused_body_can_finish_it_and_close_cleanly() {
     let server = catalogue(&[("HTTP_MAX_BODY_BYTES", "1024")]);
-    let body = vec![b' '; 1 << 20];
+    // The answer, and the end of the server's side, come before the body is all sent.
+    let (tcp, answer) = start_a_large_post(&server);
+    let text = String::from_utf8_lossy(&answer);
+    assert_eq!(status_of(&answer), Some(413), "{text}");
+    // The rest of the body is taken, and the connection ends with both sides closed, not
+    // reset.
+    finish_the_post_and_close(tcp);
+}
+
+/// The size of the body [`start_a_large_post`] declares.
+const LARGE_BODY: usize = 1 << 20;
+
+/// Writes the head of a POST declaring a body of [`LARGE_BODY`] bytes and the body's first
+/// 4 KiB, then reads what the server answers until it closes its side.
+fn start_a_large_post(server: &HttpServer) -> (TcpStream, Vec<u8>) {
     let mut tcp = connect(server.addr());
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+         Accept: application/json, text/event-stream\r\nContent-Length: {LARGE_BODY}\r\n\r\n",
         server.addr(),
-        body.len()
     );
     tcp.write_all(head.as_bytes()).expect("write the head");
-    tcp.write_all(&body[..4096])
+    tcp.write_all(&[b' '; 4096])
         .expect("write the start of the body");
-    // The answer, and the end of the server's side, come before the body is all sent.
     let mut answer = Vec::new();
     let mut buffer = [0u8; 4096];
     tcp.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
     loop {
         match tcp.read(&mut buffer) {
-            Ok(0) => break,
+            Ok(0) => return (tcp, answer),
             Ok(n) => answer.extend_from_slice(&buffer[..n]),
             Err(e) => panic!("read the answer: {e}"),
         }
     }
-    let text = String::from_utf8_lossy(&answer);
-    assert_eq!(status_of(&answer), Some(413), "{text}");
-    // The rest of the body is taken, and the connection ends with both sides closed, not
-    // reset.
-    tcp.write_all(&body[4096..])
+}
+
+/// Writes the rest of [`start_a_large_post`]'s body and closes the client's side: the write
+/// must be taken and the connection end cleanly, not with a reset.
+fn finish_the_post_and_close(mut tcp: TcpStream) {
+    tcp.write_all(&vec![b' '; LARGE_BODY - 4096])
         .expect("write the rest of the body after the answer");
-    tcp.shutdown(std::net::Shutdown::Write)
+    tcp.shutdown(Shutdown::Write)
         .expect("close the client's side");
+    let mut buffer = [0u8; 16];
     match tcp.read(&mut buffer) {
         Ok(0) => {}
         Ok(n) => panic!("more bytes after the end: {n}"),
         Err(e) => panic!("the connection ended with {e} rather than a clean close"),
     }
+}
+
+/// Only a refusal is drained: a connection its client asked to close (`Connection: close`)
+/// is closed as soon as it is answered, so what the client sends after the answer is met
+/// with a reset at once, not read and dropped for seconds (up to 16 MiB) while the
+/// connection holds its slot.
+#[test]
+fn a_connection_its_client_asked_to_close_is_not_drained() {
+    let server = catalogue(&[]);
+    let mut tcp = connect(server.addr());
+    tcp.write_all(
+        &server
+            .request("GET", "/.well-known/oauth-protected-resource")
+            .header("Connection", "close")
+            .to_bytes(),
+    )
+    .expect("write the request");
+    let answer = read_until_closed(&mut tcp, TIMEOUT);
+    assert_eq!(
+        status_of(&answer),
+        Some(200),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    // The server's socket is closed: what arrives next is answered with a reset, which the
+    // next write (or the one after) reports. A drained connection takes it all instead.
+    let chunk = vec![b' '; 64 << 10];
+    let mut sent = 0usize;
+    let refused = loop {
+        match tcp.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(e) => break e,
+        }
+        assert!(
+            sent < 8 << 20,
+            "{sent} bytes taken after the answer: the connection is being drained"
+        );
+    };
+    assert!(
+        matches!(
+            refused.kind(),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+        ),
+        "{refused}"
+    );
 }
 
 /// A body sent in chunks arrives in several frames: it is read whole, and cut off at the

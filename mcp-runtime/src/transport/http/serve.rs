@@ -29,6 +29,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -262,6 +263,7 @@ pub(crate) async fn serve(
     stopping: Stopping,
 ) {
     let admission = admission(&endpoint.options);
+    let refusals = Arc::new(Semaphore::new(REFUSALS_LINGERING));
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -281,7 +283,17 @@ pub(crate) async fn serve(
         };
         let Ok(slot) = admission.take(peer.ip()) else {
             tracing::debug!(%peer, "connection refused: at the connection limit");
-            refuse(&tcp);
+            write_refusal(&tcp);
+            // Drained like a refused body, while few are: each holds a descriptor past the
+            // limit (out of the reserve kept for the server's own files).
+            if let Ok(lingering) = Arc::clone(&refusals).try_acquire_owned() {
+                let endpoint = Arc::clone(&endpoint);
+                let graceful = stopping.graceful.clone();
+                connections.spawn(async move {
+                    let _lingering = lingering;
+                    linger_after_refusal(tcp, &endpoint.options, &graceful).await;
+                });
+            }
             continue;
         };
         tune(&tcp, &endpoint.options);
@@ -306,8 +318,13 @@ pub(crate) async fn serve(
     }
 }
 
-/// Answers a connection over the limits with 503, without waiting for it, and closes it.
-fn refuse(tcp: &TcpStream) {
+/// How many connections refused over the limits may be drained at once (see
+/// [`linger_after_refusal`]); past that a refused connection is closed as soon as it is
+/// answered. Well under the descriptors `effective_max_connections` keeps in reserve.
+const REFUSALS_LINGERING: usize = 16;
+
+/// Answers a connection over the limits with 503, without waiting for its request.
+fn write_refusal(tcp: &TcpStream) {
     const BODY: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"too many connections: retry in a moment"}}"#;
     let response = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
@@ -506,6 +523,18 @@ async fn linger(mut tcp: TcpStream, options: &HttpOptions, stop: &CancellationTo
             },
             () = stop.cancelled() => return,
         }
+    }
+}
+
+/// After a connection over the limits was answered 503 (before anything of its request was
+/// read), closes this side and drains what the peer still sends, as [`linger`] does after a
+/// refused body: closing at once with its request unread would reset the connection, and a
+/// client that writes its whole request before it reads would lose the 503. It holds one
+/// of the [`REFUSALS_LINGERING`] places meanwhile, not a connection's slot.
+async fn linger_after_refusal(mut tcp: TcpStream, options: &HttpOptions, stop: &CancellationToken) {
+    use tokio::io::AsyncWriteExt as _;
+    if tcp.shutdown().await.is_ok() {
+        linger(tcp, options, stop).await;
     }
 }
 
