@@ -84,12 +84,14 @@ pub fn run(server: &ServerCommand, plan: &Plan, workload: HttpWorkload) -> Resul
     }
 
     let peak_rss_kib = process.peak_rss_kib();
+    let peak_anon_kib = process.peak_anon_kib();
     drop(clients);
     process.stop()?;
     Ok(RunOutcome {
         cold_start,
         calls,
         peak_rss_kib,
+        peak_anon_kib,
         bodies,
         rss_kib,
     })

@@ -810,6 +810,7 @@ fn measure(
         p99_us: us(0.99),
         cold_start_ms: outcome.cold_start.as_secs_f64() * 1_000.0,
         peak_rss_mib: outcome.peak_rss_kib as f64 / 1024.0,
+        peak_anon_mib: outcome.peak_anon_kib as f64 / 1024.0,
         rep: 0,
     })
 }
@@ -820,7 +821,7 @@ fn describe(s: &Sample) -> String {
         n => format!("  {n} calls lost their progress notification"),
     };
     format!(
-        "{:<12} {:<23} {:<5} c={:<2} {:>8.0} calls/s  p50 {:>7.1} µs  p99 {:>7.1} µs  cold start {:>6.2} ms  peak RSS {:>5.1} MiB{lost}",
+        "{:<12} {:<23} {:<5} c={:<2} {:>8.0} calls/s  p50 {:>7.1} µs  p99 {:>7.1} µs  cold start {:>6.2} ms  peak RSS {:>5.1} MiB (anonymous {:>5.2}){lost}",
         s.server,
         s.transport.name(),
         s.bodies,
@@ -829,7 +830,8 @@ fn describe(s: &Sample) -> String {
         s.p50_us,
         s.p99_us,
         s.cold_start_ms,
-        s.peak_rss_mib
+        s.peak_rss_mib,
+        s.peak_anon_mib
     )
 }
 
@@ -1103,11 +1105,11 @@ fn load_average() -> String {
 
 fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
     let mut out = String::from(
-        "kind,server,transport,bodies,lost_progress,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,build_s,binary_bytes,rep\n",
+        "kind,server,transport,bodies,lost_progress,in_flight,calls_per_s,p50_us,p99_us,cold_start_ms,peak_rss_mib,peak_anon_mib,build_s,binary_bytes,rep\n",
     );
     for s in samples {
         out.push_str(&format!(
-            "run,{},{},{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},,,{}\n",
+            "run,{},{},{},{},{},{:.1},{:.2},{:.2},{:.3},{:.2},{:.3},,,{}\n",
             s.server,
             s.transport.name(),
             s.bodies,
@@ -1118,6 +1120,7 @@ fn csv(samples: &[Sample], builds: &[BuildCost]) -> String {
             s.p99_us,
             s.cold_start_ms,
             s.peak_rss_mib,
+            s.peak_anon_mib,
             s.rep
         ));
     }

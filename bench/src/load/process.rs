@@ -42,6 +42,7 @@ pub struct ServerProcess {
     child: Arc<Mutex<Child>>,
     pid: u32,
     peak_kib: Arc<AtomicU64>,
+    peak_anon_kib: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     sampler: Option<JoinHandle<()>>,
     disarm: Option<mpsc::Sender<()>>,
@@ -60,18 +61,26 @@ impl ServerProcess {
         let pid = child.id();
         let child = Arc::new(Mutex::new(child));
         let peak_kib = Arc::new(AtomicU64::new(0));
+        let peak_anon_kib = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let sampler = {
-            let (peak_kib, stop) = (Arc::clone(&peak_kib), Arc::clone(&stop));
+            let (peak_kib, peak_anon_kib, stop) = (
+                Arc::clone(&peak_kib),
+                Arc::clone(&peak_anon_kib),
+                Arc::clone(&stop),
+            );
             std::thread::Builder::new()
                 .name("rss-sampler".into())
                 .spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
-                        match read_peak_rss_kib(pid) {
-                            Some(kib) => {
-                                peak_kib.fetch_max(kib, Ordering::Relaxed);
-                            }
-                            None => break,
+                        let Some(status) = read_status(pid) else {
+                            break;
+                        };
+                        if let Some(kib) = status_kib(&status, PEAK) {
+                            peak_kib.fetch_max(kib, Ordering::Relaxed);
+                        }
+                        if let Some(kib) = status_kib(&status, ANONYMOUS) {
+                            peak_anon_kib.fetch_max(kib, Ordering::Relaxed);
                         }
                         std::thread::sleep(SAMPLE_EVERY);
                     }
@@ -95,6 +104,7 @@ impl ServerProcess {
             child,
             pid,
             peak_kib,
+            peak_anon_kib,
             stop,
             sampler: Some(sampler),
             disarm: Some(disarm),
@@ -111,6 +121,18 @@ impl ServerProcess {
     pub fn peak_rss_kib(&self) -> u64 {
         let now = read_peak_rss_kib(self.pid).unwrap_or(0);
         self.peak_kib.fetch_max(now, Ordering::Relaxed).max(now)
+    }
+
+    /// The most anonymous memory (heap, stacks: `RssAnon`) the process held so far, in KiB:
+    /// what it reads now, or the most the sampler saw. Unlike the peak resident set size, it
+    /// leaves out the pages of the program's file and of the shared libraries mapped in.
+    pub fn peak_anon_kib(&self) -> u64 {
+        let now = read_status(self.pid)
+            .and_then(|s| status_kib(&s, ANONYMOUS))
+            .unwrap_or(0);
+        self.peak_anon_kib
+            .fetch_max(now, Ordering::Relaxed)
+            .max(now)
     }
 
     /// The resident set size now, in KiB.
@@ -193,17 +215,26 @@ fn lock(child: &Mutex<Child>) -> std::sync::MutexGuard<'_, Child> {
 /// `VmHWM` of `/proc/<pid>/status`: the peak resident set size, in KiB. `None` once the
 /// process is gone (or off Linux).
 pub fn read_peak_rss_kib(pid: u32) -> Option<u64> {
-    read_status_kib(pid, "VmHWM:")
+    status_kib(&read_status(pid)?, PEAK)
 }
 
 /// `VmRSS` of `/proc/<pid>/status`: the resident set size now, in KiB.
 pub fn read_rss_kib(pid: u32) -> Option<u64> {
-    read_status_kib(pid, "VmRSS:")
+    status_kib(&read_status(pid)?, "VmRSS:")
 }
 
-/// A size in KiB from `/proc/<pid>/status`, by its field name.
-fn read_status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+/// The peak resident set size's field of `/proc/<pid>/status`.
+const PEAK: &str = "VmHWM:";
+/// The resident anonymous memory's field of `/proc/<pid>/status`.
+const ANONYMOUS: &str = "RssAnon:";
+
+/// `/proc/<pid>/status`; `None` once the process is gone (or off Linux).
+fn read_status(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).ok()
+}
+
+/// A size in KiB from the text of `/proc/<pid>/status`, by its field name.
+fn status_kib(status: &str, field: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|l| l.strip_prefix(field))

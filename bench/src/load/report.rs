@@ -24,6 +24,9 @@ pub struct Sample {
     pub p99_us: f64,
     pub cold_start_ms: f64,
     pub peak_rss_mib: f64,
+    /// The most anonymous memory (heap and stacks) it held: the peak RSS without the pages
+    /// of the program's file and the shared libraries.
+    pub peak_anon_mib: f64,
     /// The repetition the run belongs to (from 1; 0 outside `all`): ratios pair the runs of
     /// one repetition, which ran minutes apart at most.
     pub rep: usize,
@@ -80,6 +83,7 @@ enum Measure {
     P50,
     P99,
     PeakRss,
+    PeakAnon,
 }
 
 impl Measure {
@@ -89,6 +93,7 @@ impl Measure {
             Measure::P50 => s.p50_us,
             Measure::P99 => s.p99_us,
             Measure::PeakRss => s.peak_rss_mib,
+            Measure::PeakAnon => s.peak_anon_mib,
         }
     }
 }
@@ -267,19 +272,22 @@ impl Results {
 
     fn write_medians(&self, md: &mut String, transport: Transport) {
         let _ = writeln!(md, "#### {}: medians\n", transport.name());
-        md.push_str("| server | in flight | calls/s | p50 µs | p99 µs | peak RSS MiB |\n");
-        md.push_str("|---|---:|---:|---:|---:|---:|\n");
+        md.push_str(
+            "| server | in flight | calls/s | p50 µs | p99 µs | peak RSS MiB | of it anonymous |\n",
+        );
+        md.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
         for c in self.concurrencies() {
             for server in self.servers(transport.is_http()) {
                 let m = |measure| self.median(measure, transport, server, Some(c));
                 let _ = writeln!(
                     md,
-                    "| {} | {c} | {} | {} | {} | {} |",
+                    "| {} | {c} | {} | {} | {} | {} | {} |",
                     server.name(),
                     fmt(m(Measure::CallsPerS), 0),
                     fmt(m(Measure::P50), 1),
                     fmt(m(Measure::P99), 1),
                     fmt(m(Measure::PeakRss), 1),
+                    fmt(m(Measure::PeakAnon), 2),
                 );
             }
         }
@@ -332,6 +340,10 @@ impl Results {
                 format!("peak RSS, {c} in flight"),
                 per_run(Measure::PeakRss, c),
             ));
+            rows.push((
+                format!("peak anonymous memory, {c} in flight"),
+                per_run(Measure::PeakAnon, c),
+            ));
         }
         write_ratio_rows(md, &peers, rows);
     }
@@ -340,9 +352,9 @@ impl Results {
         md.push_str("#### Streamable HTTP: medians\n\n");
         md.push_str(
             "| workload | server | in flight | responses | calls/s | p50 µs | p99 µs | peak RSS MiB \
-             | progress lost |\n",
+             | of it anonymous | progress lost |\n",
         );
-        md.push_str("|---|---|---:|---|---:|---:|---:|---:|---:|\n");
+        md.push_str("|---|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
         for workload in self.http_workloads() {
             let transport = Transport::Http(workload);
             for c in self.concurrencies() {
@@ -368,7 +380,7 @@ impl Results {
                     };
                     let _ = writeln!(
                         md,
-                        "| {} | {} | {c} | {} | {} | {} | {} | {} | {lost} |",
+                        "| {} | {} | {c} | {} | {} | {} | {} | {} | {} | {lost} |",
                         workload.label(),
                         server.name(),
                         self.bodies(transport, server, c),
@@ -376,6 +388,7 @@ impl Results {
                         fmt(m(Measure::P50), 1),
                         fmt(m(Measure::P99), 1),
                         fmt(m(Measure::PeakRss), 1),
+                        fmt(m(Measure::PeakAnon), 2),
                     );
                 }
             }
@@ -435,6 +448,10 @@ impl Results {
                 rows.push((
                     format!("{}: peak RSS, {c} in flight", workload.label()),
                     per_run(Measure::PeakRss, Transport::Http(workload), c),
+                ));
+                rows.push((
+                    format!("{}: peak anonymous memory, {c} in flight", workload.label()),
+                    per_run(Measure::PeakAnon, Transport::Http(workload), c),
                 ));
             }
         }

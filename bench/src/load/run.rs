@@ -159,6 +159,9 @@ pub struct RunOutcome {
     /// The server's peak resident set size (`VmHWM`) before its input was closed (or, over
     /// HTTP, before it was told to stop).
     pub peak_rss_kib: u64,
+    /// The most anonymous memory (`RssAnon`: heap and stacks, no file pages) the sampler saw
+    /// by then.
+    pub peak_anon_kib: u64,
     /// Over HTTP, how the measured calls' responses came: plain JSON or SSE streams.
     pub bodies: Bodies,
     /// With checkpoints, the calls made so far and the resident set size (`VmRSS`, KiB)

@@ -69,11 +69,13 @@ pub fn run(server: &ServerCommand, plan: &Plan) -> Result<RunOutcome> {
     }
 
     let peak_rss_kib = process.peak_rss_kib();
+    let peak_anon_kib = process.peak_anon_kib();
     close_and_wait(process, input, output)?;
     Ok(RunOutcome {
         cold_start,
         calls,
         peak_rss_kib,
+        peak_anon_kib,
         bodies: Bodies::default(),
         rss_kib,
     })
