@@ -4,6 +4,7 @@
 //! What one replica starts, another finishes: a session, a lost stream, a client's answer,
 //! a notification, a task. And when Redis goes away, the replicas say so and recover.
 
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use std::net::SocketAddr;
@@ -181,16 +182,20 @@ fn next_message(events: &mut EventStream, within: Duration) -> Option<(Option<St
     }
 }
 
-#[test]
-fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
-    // Copies are not read again for a minute: only the bus can tell a replica that the
-    // session changed or ended.
-    let cluster = Replicas::start_with(
+/// `count` replicas of the catalogue whose copies of a session are not read again for a
+/// minute: only the bus can tell a replica that a session changed or ended.
+fn replicas_told_only_by_the_bus(count: usize) -> Replicas {
+    Replicas::start_with(
         env!("CARGO_BIN_EXE_catalogue").as_ref(),
-        3,
+        count,
         &[],
         &[("SESSION_RECHECK_MS", "60000")],
-    );
+    )
+}
+
+#[test]
+fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
+    let cluster = replicas_told_only_by_the_bus(3);
     let session = initialize(cluster.replica(0), json!({}));
     for (id, i) in [(1, 1), (2, 2)] {
         let listed = answer(
@@ -219,40 +224,12 @@ fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
         .send(),
     );
     assert_eq!(set["result"], json!({}), "{set}");
-    // As with the end below: the change reaches replica 2's copy over the bus, which it may
-    // read just after a request that came in meanwhile; it is asked until it has.
-    let deadline = Instant::now() + mcp_tests::TIMEOUT;
-    loop {
-        let logged = post(
-            cluster.replica(2),
-            Some(&session),
-            &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "log"}}),
-        )
-        .send();
-        let mut events = logged.events();
-        let mut levels = Vec::new();
-        while let Some((_, message)) = next_message(&mut events, mcp_tests::TIMEOUT) {
-            if message["method"] == "notifications/message" {
-                levels.push(message["params"]["level"].clone());
-            }
-            if message.get("method").is_none() {
-                break;
-            }
-        }
-        if levels == [json!("error")] {
-            break;
-        }
-        // Before the change, the default level lets `info` through as well.
-        assert_eq!(
-            levels,
-            [json!("info"), json!("error")],
-            "what the log tool sends"
-        );
-        assert!(
-            Instant::now() < deadline,
-            "replica 2 still logs at the level it had before: {levels:?}"
-        );
-    }
+    // Every replica applied the change before it was answered.
+    assert_eq!(
+        levels_logged(cluster.replica(2), &session, 4),
+        [json!("error")],
+        "only what the level lets through"
+    );
 
     let deleted = cluster
         .replica(1)
@@ -261,26 +238,146 @@ fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
         .header("MCP-Protocol-Version", LEGACY)
         .send();
     assert_eq!(deleted.status, 200, "{deleted:?}");
-    // Redis has passed the end on to every replica before the DELETE was answered; a replica
-    // reads it from its connection to Redis soon after, but possibly after a request that
-    // came in meanwhile. So each replica is asked until it answers 404, well within the
-    // minute after which it would have read the record again anyway.
+    // Every replica applied the end before the DELETE was answered: with copies not read
+    // again for a minute, only the bus could have told them.
     let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
     for i in 0..3 {
-        let deadline = Instant::now() + mcp_tests::TIMEOUT;
-        loop {
-            let gone = post(cluster.replica(i), Some(&session), &ping).send();
-            if gone.status == 404 {
-                break;
-            }
-            assert_eq!(gone.status, 200, "replica {i}: {gone:?}");
-            assert!(
-                Instant::now() < deadline,
-                "replica {i} still serves the ended session"
+        let gone = post(cluster.replica(i), Some(&session), &ping).send();
+        assert_eq!(gone.status, 404, "replica {i}: {gone:?}");
+    }
+}
+
+/// A session's change is answered only once every replica has applied it: while one of them
+/// is stopped (SIGSTOP), the change waits for it, and once it runs again it serves the
+/// change at once.
+#[test]
+fn a_session_change_is_answered_once_every_replica_has_applied_it() {
+    let cluster = replicas_told_only_by_the_bus(3);
+    let session = initialize(cluster.replica(0), json!({}));
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    // Replica 2 keeps a copy of the session.
+    let pinged = post(cluster.replica(2), Some(&session), &ping).send();
+    assert_eq!(pinged.status, 200, "{pinged:?}");
+
+    let stopped = libc::pid_t::try_from(cluster.replica(2).pid()).expect("a process id");
+    // SAFETY: kill sends a signal to the replica this test started, and nothing else.
+    assert_eq!(
+        unsafe { libc::kill(stopped, libc::SIGSTOP) },
+        0,
+        "stop replica 2"
+    );
+    let (answered, answer_of_set) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let session = &session;
+        let replica = cluster.replica(1);
+        scope.spawn(move || {
+            let set = post(
+                replica,
+                Some(session),
+                &json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel",
+                        "params": {"level": "error"}}),
+            )
+            .send();
+            let _ = answered.send(set);
+        });
+        // Replica 2 cannot apply the change while it is stopped, so it is not answered.
+        let early = answer_of_set.recv_timeout(Duration::from_millis(300));
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { libc::kill(stopped, libc::SIGCONT) },
+            0,
+            "resume replica 2"
+        );
+        assert!(
+            early.is_err(),
+            "answered while replica 2 was stopped: {early:?}"
+        );
+        let set = answer(
+            answer_of_set
+                .recv_timeout(mcp_tests::TIMEOUT)
+                .expect("answered once replica 2 runs again"),
+        );
+        assert_eq!(set["result"], json!({}), "{set}");
+    });
+    // Replica 2 logs at the new level at once.
+    assert_eq!(
+        levels_logged(cluster.replica(2), &session, 3),
+        [json!("error")],
+        "only what the level lets through"
+    );
+}
+
+/// Someone watching the bus (a `redis-cli PSUBSCRIBE '*'`) is no replica: a change does not
+/// wait for it to apply what it cannot. Waiting for it would take the bus's whole limit
+/// (2 s) on every change; the fastest of three changes is timed against that.
+#[test]
+fn a_subscriber_that_is_no_replica_does_not_hold_changes_up() {
+    let cluster = replicas_told_only_by_the_bus(2);
+    let mut watcher =
+        std::net::TcpStream::connect(("127.0.0.1", cluster.redis.port)).expect("reach Redis");
+    watcher
+        .write_all(b"PSUBSCRIBE *\r\n")
+        .expect("subscribe to everything");
+    watcher
+        .set_read_timeout(Some(mcp_tests::TIMEOUT))
+        .expect("read timeout");
+    let mut confirmed = [0u8; 64];
+    let n = watcher.read(&mut confirmed).expect("Redis confirms");
+    assert!(
+        String::from_utf8_lossy(&confirmed[..n]).contains("psubscribe"),
+        "{:?}",
+        String::from_utf8_lossy(&confirmed[..n])
+    );
+
+    let session = initialize(cluster.replica(0), json!({}));
+    let fastest = ["error", "warning", "info"]
+        .into_iter()
+        .enumerate()
+        .map(|(id, level)| {
+            let started = Instant::now();
+            let set = answer(
+                post(
+                    cluster.replica(1),
+                    Some(&session),
+                    &json!({"jsonrpc": "2.0", "id": id, "method": "logging/setLevel",
+                            "params": {"level": level}}),
+                )
+                .send(),
             );
-            std::thread::yield_now();
+            assert_eq!(set["result"], json!({}), "{set}");
+            started.elapsed()
+        })
+        .min()
+        .expect("three changes");
+    assert!(
+        fastest < Duration::from_secs(2),
+        "every change waited {fastest:?} or more: for the watcher too"
+    );
+    // The watcher saw them go by.
+    let n = watcher.read(&mut confirmed).expect("the watcher reads");
+    assert!(n > 0);
+}
+
+/// The levels of the messages the `log` tool sends (one `info`, one `error`) that reach the
+/// client of `session` through `server`.
+fn levels_logged(server: &impl Endpoint, session: &str, id: i64) -> Vec<Value> {
+    let logged = post(
+        server,
+        Some(session),
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "log"}}),
+    )
+    .send();
+    let mut events = logged.events();
+    let mut levels = Vec::new();
+    while let Some((_, message)) = next_message(&mut events, mcp_tests::TIMEOUT) {
+        if message["method"] == "notifications/message" {
+            levels.push(message["params"]["level"].clone());
+        }
+        if message.get("method").is_none() {
+            break;
         }
     }
+    levels
 }
 
 /// What a client read of one stream, over however many connections.
@@ -873,38 +970,16 @@ fn notes_session(server: &impl Endpoint, token: &str) -> String {
     session
 }
 
-/// Asks `server` for the session's pins until they are `expected`. A pin made on another
-/// replica reaches this one's copy of the session over the bus, which passes it on before the
-/// pin is answered; the replica reads it from its connection to Redis soon after, but
-/// possibly after a request that came in meanwhile (the Deploying chapter, "A replica's copy
-/// of a session"). What it answers before is what it had: `before`.
-fn pinned_until(
-    server: &impl Endpoint,
-    session: &str,
-    id: i64,
-    before: &[&str],
-    expected: &[&str],
-) {
-    let deadline = Instant::now() + mcp_tests::TIMEOUT;
-    loop {
-        let seen = pinned_titles(&notes_call(
-            server,
-            "token-a",
-            Some(session),
-            id,
-            "pinned",
-            json!({}),
-        ));
-        if seen == expected {
-            return;
-        }
-        assert_eq!(seen, before, "neither the pins before nor after");
-        assert!(
-            Instant::now() < deadline,
-            "the replica's copy never learnt of the pin: {seen:?}"
-        );
-        std::thread::yield_now();
-    }
+/// What `pinned` answers on `server` for the session.
+fn pins(server: &impl Endpoint, session: &str, id: i64) -> Vec<String> {
+    pinned_titles(&notes_call(
+        server,
+        "token-a",
+        Some(session),
+        id,
+        "pinned",
+        json!({}),
+    ))
 }
 
 fn pinned_titles(response: &Value) -> Vec<String> {
@@ -947,13 +1022,13 @@ fn notes_pins_survive_requests_landing_on_other_replicas() {
         json!({"id": id}),
     );
     assert_eq!(pinned["result"]["isError"], Value::Null, "{pinned}");
-    // The third replica sees the second's pin.
-    pinned_until(third, &session, 3, &[], &["shared"]);
+    // Every replica applied the pin before it was answered: the third sees it at once.
+    assert_eq!(pins(third, &session, 3), ["shared"]);
     // Round-robin through nginx: every replica answers the same.
     for id in 4..=9 {
-        pinned_until(&nginx, &session, id, &[], &["shared"]);
+        assert_eq!(pins(&nginx, &session, id), ["shared"]);
     }
-    // A pin added on one replica joins the others' view.
+    // A pin added on one replica joins the others' view at once.
     let other = notes_call(
         first,
         "token-a",
@@ -971,7 +1046,7 @@ fn notes_pins_survive_requests_landing_on_other_replicas() {
         "pin",
         json!({"id": other}),
     );
-    pinned_until(second, &session, 12, &["shared"], &["shared", "second"]);
+    assert_eq!(pins(second, &session, 12), ["shared", "second"]);
 
     // Another session of the same user has pins of its own, on every replica.
     let fresh = notes_session(&nginx, "token-a");

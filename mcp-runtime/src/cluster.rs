@@ -70,12 +70,14 @@ pub trait Bus: Send + Sync + 'static {
     /// Sends an event to every other replica.
     fn publish(&self, event: ClusterEvent);
 
-    /// Sends an event to every other replica, and finishes once the bus has passed it on,
-    /// so that a response sent afterwards does not overtake it (a session's change or end,
-    /// which the other replicas' copies of the session must see before the client's next
-    /// request). The default sends it and finishes at once: a bus that cannot tell when an
-    /// event is out leaves the other replicas' copies of a session stale until their next
-    /// recheck (`HttpOptions::shared_session_recheck`), so override it when the bus can.
+    /// Sends an event to every other replica, and finishes once every replica has applied
+    /// it, so that a response sent afterwards does not overtake it (a session's change or
+    /// end, which the other replicas' copies of the session must have before the client's
+    /// next request). Bound the wait: a replica that has stopped reading must not stop the
+    /// others' responses. The default sends the event and finishes at once: a bus that
+    /// cannot tell when an event is applied leaves the other replicas' copies of a session
+    /// stale until they read the event, at the latest until their next recheck
+    /// (`HttpOptions::shared_session_recheck`), so override it when the bus can.
     fn publish_passed_on(
         &self,
         event: ClusterEvent,
