@@ -288,6 +288,7 @@ fn a_session_change_is_answered_once_every_replica_has_applied_it() {
             0,
             "resume replica 2"
         );
+        let resumed = Instant::now();
         assert!(
             early.is_err(),
             "answered while replica 2 was stopped: {early:?}"
@@ -298,6 +299,13 @@ fn a_session_change_is_answered_once_every_replica_has_applied_it() {
                 .expect("answered once replica 2 runs again"),
         );
         assert_eq!(set["result"], json!({}), "{set}");
+        // Answered because replica 2 applied it, not because the publisher stopped waiting
+        // (2 s after it began, 1.7 s after the resumption).
+        let after = resumed.elapsed();
+        assert!(
+            after < Duration::from_millis(1500),
+            "answered {after:?} after replica 2 resumed: the publisher gave up waiting"
+        );
     });
     // Replica 2 logs at the new level at once.
     assert_eq!(

@@ -941,6 +941,8 @@ fn start_a_large_post(server: &HttpServer) -> (TcpStream, Vec<u8>) {
          Accept: application/json, text/event-stream\r\nContent-Length: {LARGE_BODY}\r\n\r\n",
         server.addr(),
     );
+    // A regression that stops reading fails the test rather than hanging it.
+    tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
     tcp.write_all(head.as_bytes()).expect("write the head");
     tcp.write_all(&[b' '; 4096])
         .expect("write the start of the body");
@@ -995,6 +997,7 @@ fn a_connection_its_client_asked_to_close_is_not_drained() {
     );
     // The server's socket is closed: what arrives next is answered with a reset, which the
     // next write (or the one after) reports. A drained connection takes it all instead.
+    tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
     let chunk = vec![b' '; 64 << 10];
     let mut sent = 0usize;
     let refused = loop {

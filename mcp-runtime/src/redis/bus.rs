@@ -1,13 +1,19 @@
 //! The bus between replicas on Redis pub/sub: one channel, each message the event and the
 //! replica it comes from, which ignores its own. An event its publisher waits for carries a
 //! number, and every replica that receives it answers on the publisher's own channel once it
-//! has applied it, so the publisher knows when all of them have. Which replicas there are,
-//! each learns from a second channel on which every replica says it is there, when it
-//! subscribes and then every [`HELLO_EVERY`]: a subscriber that is no replica (someone
-//! watching the channel with `redis-cli`), or a replica of a version that does not answer,
-//! is never waited for.
+//! has applied it, so the publisher knows when all of them have.
+//!
+//! Which replicas there are, each learns from a second channel on which every replica says
+//! it is there: when it connects, and then every [`HELLO_EVERY`] as long as it still hears
+//! its own hellos (a replica whose subscription has stopped delivering falls silent). The
+//! publisher waits for the replicas heard from within [`HEARD_WITHIN`] by name, so a
+//! subscriber that is no replica (someone watching with `redis-cli PSUBSCRIBE '*'`) or a
+//! replica of a version that does not answer is never waited for, and an answer that comes
+//! twice counts once. It also stops waiting once as many replicas answered as Redis passed
+//! the event on to, so a replica that crashed since its last hello holds nothing up; one that
+//! fails to answer in time is not waited for again until it next says hello.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,16 +26,16 @@ use crate::cluster::{Bus, ClusterEvent};
 #[derive(Serialize, Deserialize)]
 struct Envelope {
     origin: String,
-    /// The number the publisher waits on: each replica that receives the event answers with
-    /// it on `<channel>:applied:<origin>` once the event is applied.
+    /// The number the publisher waits on: each replica that receives the event answers
+    /// `<its origin> <number>` on `<channel>:applied:<origin>` once the event is applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     applied: Option<u64>,
     #[serde(flatten)]
     event: ClusterEvent,
 }
 
-/// A message for Redis to publish: on which channel, and whether the publisher waits for
-/// the replicas to apply it (its number).
+/// A message for Redis to publish: on which channel, and the number of the event when its
+/// publisher waits for the replicas to apply it.
 struct Outgoing {
     channel: String,
     message: String,
@@ -41,8 +47,8 @@ pub struct RedisBus {
     client: redis::Client,
     channel: String,
     origin: String,
-    /// Events leave in the order they were published, through one task, which tells
-    /// [`Waits`] how many replicas Redis passed an event on to.
+    /// Messages leave in the order they were published, through one task, which tells
+    /// [`Waits`] how many subscribers Redis passed a waited event on to.
     outbox: mpsc::UnboundedSender<Outgoing>,
     waits: Arc<Waits>,
     /// Subscribed while connecting, so that nothing published once `connect` returned is
@@ -50,7 +56,7 @@ pub struct RedisBus {
     first: std::sync::Mutex<Option<redis::aio::PubSub>>,
 }
 
-/// The channel on which the replicas say to `origin` that they applied its event.
+/// The channel on which the replicas tell `origin` that they applied its event.
 fn applied_channel(channel: &str, origin: &str) -> String {
     format!("{channel}:applied:{origin}")
 }
@@ -63,8 +69,30 @@ fn hello_channel(channel: &str) -> String {
 /// How often a replica says it is there.
 const HELLO_EVERY: Duration = Duration::from_secs(10);
 
-/// How long a replica not heard from is still counted as there.
+/// How long a replica not heard from is still waited for.
 const HEARD_WITHIN: Duration = Duration::from_secs(30);
+
+/// The longest a publisher waits for every replica to apply its event: a bus that is down,
+/// or a replica that has stopped reading it, delays a response by this much at most. A
+/// replica that has not applied the event by then still reads the shared record again
+/// within its recheck interval.
+const APPLIED_WAIT: Duration = Duration::from_secs(2);
+
+/// The most messages sent to Redis in one round trip.
+const BATCH: usize = 64;
+
+/// A name for this replica on the bus: random, or when the system has no randomness to
+/// give, the process and the time.
+fn new_origin() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes = (nanos ^ (u64::from(std::process::id()) << 32)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 impl RedisBus {
     pub(super) async fn new(
@@ -72,33 +100,16 @@ impl RedisBus {
         connection: ConnectionManager,
         channel: String,
     ) -> redis::RedisResult<Self> {
-        let mut bytes = [0u8; 8];
-        let _ = getrandom::fill(&mut bytes);
-        let origin: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let origin = new_origin();
         let first = subscribed(&client, &channel, &origin).await?;
         let waits = Arc::new(Waits::default());
-        let (outbox, mut queue) = mpsc::unbounded_channel::<Outgoing>();
-        let publisher_waits = Arc::clone(&waits);
-        tokio::spawn(async move {
-            while let Some(out) = queue.recv().await {
-                let publish = redis::cmd("PUBLISH")
-                    .arg(&out.channel)
-                    .arg(&out.message)
-                    .clone();
-                let sent: redis::RedisResult<i64> =
-                    retried!(connection, |c| publish.query_async(&mut c));
-                let receivers = match sent {
-                    Ok(receivers) => usize::try_from(receivers).unwrap_or(0),
-                    Err(e) => {
-                        tracing::warn!(%e, "an event for the other replicas is lost: Redis is unreachable");
-                        0
-                    }
-                };
-                // Sent or lost, the publisher waits no longer than for those that got it.
-                if let Some(number) = out.waited {
-                    publisher_waits.passed_on(number, receivers);
-                }
-            }
+        let (outbox, queue) = mpsc::unbounded_channel::<Outgoing>();
+        tokio::spawn(publish_all(queue, connection, Arc::clone(&waits)));
+        // The others learn of this replica before it serves anything.
+        let _ = outbox.send(Outgoing {
+            channel: hello_channel(&channel),
+            message: origin.clone(),
+            waited: None,
         });
         Ok(RedisBus {
             client,
@@ -109,9 +120,7 @@ impl RedisBus {
             first: std::sync::Mutex::new(Some(first)),
         })
     }
-}
 
-impl RedisBus {
     fn send(&self, event: ClusterEvent, applied: Option<u64>) {
         let envelope = Envelope {
             origin: self.origin.clone(),
@@ -128,11 +137,36 @@ impl RedisBus {
     }
 }
 
-/// The longest a publisher waits for every replica to apply its event: a bus that is down,
-/// or a replica that has stopped reading it, delays a response by this much at most. A
-/// replica that has not applied the event by then still reads the shared record again
-/// within its recheck interval.
-const APPLIED_WAIT: Duration = Duration::from_secs(2);
+/// Publishes what is queued, in order: whatever has gathered while the last round trip was
+/// under way goes in one pipeline, so that answers and hellos do not queue behind each other.
+async fn publish_all(
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
+    connection: ConnectionManager,
+    waits: Arc<Waits>,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while queue.recv_many(&mut batch, BATCH).await > 0 {
+        let mut pipe = redis::pipe();
+        for out in &batch {
+            pipe.cmd("PUBLISH").arg(&out.channel).arg(&out.message);
+        }
+        let sent: redis::RedisResult<Vec<i64>> = retried!(connection, |c| pipe.query_async(&mut c));
+        let receivers = match sent {
+            Ok(receivers) => receivers,
+            Err(e) => {
+                tracing::warn!(%e, "events for the other replicas are lost: Redis is unreachable");
+                Vec::new()
+            }
+        };
+        // Sent or lost, a publisher waits for no more replicas than got its event.
+        for (i, out) in batch.drain(..).enumerate() {
+            if let Some(number) = out.waited {
+                let got = receivers.get(i).copied().unwrap_or(0);
+                waits.passed_on(number, usize::try_from(got).unwrap_or(0));
+            }
+        }
+    }
+}
 
 /// The events whose publishers wait for them to be applied, by number, and the other
 /// replicas this one has heard from.
@@ -140,74 +174,80 @@ const APPLIED_WAIT: Duration = Duration::from_secs(2);
 struct Waits {
     next: std::sync::atomic::AtomicU64,
     waiting: Mutex<HashMap<u64, Waiting>>,
-    /// When each other replica was last heard from, by origin.
+    /// When each other replica last said hello, by origin.
     heard: Mutex<HashMap<String, Instant>>,
 }
 
 struct Waiting {
-    /// How many replicas must apply the event: this one and the others heard from within
-    /// [`HEARD_WITHIN`], and no more than Redis passed it on to (a replica gone since it
-    /// was last heard from is no longer subscribed); `None` until PUBLISH has answered.
-    needed: Option<usize>,
-    /// The replicas heard from when the event was published, this one included.
-    replicas: usize,
-    /// How many said they applied it (this one too, when it gets its own event back).
-    applied: usize,
+    /// The other replicas heard from when the event was published: once each has answered,
+    /// every replica has applied it.
+    expected: HashSet<String>,
+    /// Those that answered (this one too, when it gets its own event back).
+    answered: HashSet<String>,
+    /// How many subscribers Redis passed the event on to; `None` until PUBLISH answered.
+    /// When that many have answered, no one else got it.
+    receivers: Option<usize>,
     done: Option<oneshot::Sender<()>>,
+}
+
+impl Waiting {
+    fn complete(&self) -> bool {
+        self.expected.is_subset(&self.answered)
+            || self
+                .receivers
+                .is_some_and(|receivers| self.answered.len() >= receivers)
+    }
 }
 
 impl Waits {
     fn start(&self) -> (u64, oneshot::Receiver<()>) {
         let number = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (done, finished) = oneshot::channel();
-        let replicas = 1 + self.others();
+        let expected = self.others();
         self.lock().insert(
             number,
             Waiting {
-                needed: None,
-                replicas,
-                applied: 0,
+                expected,
+                answered: HashSet::new(),
+                receivers: None,
                 done: Some(done),
             },
         );
         (number, finished)
     }
 
-    /// Another replica said something: it is there. True when it was not known.
-    fn heard(&self, origin: &str) -> bool {
-        let mut heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
-        match heard.get_mut(origin) {
-            Some(at) => {
-                *at = Instant::now();
-                false
-            }
-            None => {
-                heard.insert(origin.to_owned(), Instant::now());
-                true
-            }
-        }
-    }
-
-    /// How many other replicas were heard from within [`HEARD_WITHIN`]; the rest are
-    /// forgotten.
-    fn others(&self) -> usize {
-        let mut heard = self.heard.lock().unwrap_or_else(|e| e.into_inner());
-        heard.retain(|_, at| at.elapsed() < HEARD_WITHIN);
-        heard.len()
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Waiting>> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Redis passed event `number` on to `receivers` subscribers.
-    fn passed_on(&self, number: u64, receivers: usize) {
-        self.update(number, |w| w.needed = Some(receivers.min(w.replicas)));
+    fn heard_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Instant>> {
+        self.heard.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One replica applied event `number` (which may come before PUBLISH answered).
-    fn applied(&self, number: u64) {
-        self.update(number, |w| w.applied += 1);
+    /// Another replica said hello. True when it was not known.
+    fn hello(&self, origin: &str) -> bool {
+        self.heard_lock()
+            .insert(origin.to_owned(), Instant::now())
+            .is_none()
+    }
+
+    /// The other replicas heard from within [`HEARD_WITHIN`]; the rest are forgotten.
+    fn others(&self) -> HashSet<String> {
+        let mut heard = self.heard_lock();
+        heard.retain(|_, at| at.elapsed() < HEARD_WITHIN);
+        heard.keys().cloned().collect()
+    }
+
+    /// Redis passed event `number` on to `receivers` subscribers.
+    fn passed_on(&self, number: u64, receivers: usize) {
+        self.update(number, |w| w.receivers = Some(receivers));
+    }
+
+    /// Replica `origin` applied event `number` (which may come before PUBLISH answered).
+    fn applied(&self, number: u64, origin: &str) {
+        self.update(number, |w| {
+            w.answered.insert(origin.to_owned());
+        });
     }
 
     fn update(&self, number: u64, change: impl FnOnce(&mut Waiting)) {
@@ -217,16 +257,48 @@ impl Waits {
             return;
         };
         change(w);
-        if w.needed.is_some_and(|needed| w.applied >= needed)
+        if w.complete()
             && let Some(done) = waiting.remove(&number).and_then(|mut w| w.done.take())
         {
             let _ = done.send(());
         }
     }
 
-    /// Stops waiting for event `number`; how many replicas had applied it, of how many.
-    fn give_up(&self, number: u64) -> Option<(usize, Option<usize>)> {
-        self.lock().remove(&number).map(|w| (w.applied, w.needed))
+    /// Stops waiting for event `number`. When the wait timed out, the replicas expected that
+    /// did not answer are not waited for again until they next say hello, and a warning says
+    /// how many.
+    fn give_up(&self, number: u64, timed_out: bool) {
+        let Some(w) = self.lock().remove(&number) else {
+            return;
+        };
+        if !timed_out {
+            return;
+        }
+        let silent: Vec<&String> = w.expected.difference(&w.answered).collect();
+        let mut heard = self.heard_lock();
+        for origin in &silent {
+            heard.remove(*origin);
+        }
+        tracing::warn!(
+            answered = w.answered.len(),
+            silent = silent.len(),
+            "not every replica applied a session's change in time; those silent read it again \
+             within their recheck interval"
+        );
+    }
+}
+
+/// Stops the wait for an event when its publisher stops waiting, whether it finished, timed
+/// out or was dropped (its request's connection closed).
+struct WaitGuard<'a> {
+    waits: &'a Waits,
+    number: u64,
+    timed_out: bool,
+}
+
+impl Drop for WaitGuard<'_> {
+    fn drop(&mut self) {
+        self.waits.give_up(self.number, self.timed_out);
     }
 }
 
@@ -235,8 +307,8 @@ impl Bus for RedisBus {
         self.send(event, None);
     }
 
-    /// Finishes once every replica subscribed when Redis passed the event on has applied it
-    /// (or after [`APPLIED_WAIT`]): a client answered afterwards finds the change on any
+    /// Finishes once every replica has applied the event (see the module's documentation),
+    /// or after [`APPLIED_WAIT`]: a client answered afterwards finds the change on any
     /// replica it asks next.
     fn publish_passed_on(
         &self,
@@ -245,15 +317,12 @@ impl Bus for RedisBus {
         let (number, finished) = self.waits.start();
         self.send(event, Some(number));
         Box::pin(async move {
-            if tokio::time::timeout(APPLIED_WAIT, finished).await.is_err()
-                && let Some((applied, needed)) = self.waits.give_up(number)
-            {
-                tracing::warn!(
-                    applied,
-                    needed = ?needed,
-                    "not every replica applied a session's change in time; they read it again within their recheck interval"
-                );
-            }
+            let mut guard = WaitGuard {
+                waits: &self.waits,
+                number,
+                timed_out: false,
+            };
+            guard.timed_out = tokio::time::timeout(APPLIED_WAIT, finished).await.is_err();
         })
     }
 
@@ -261,6 +330,8 @@ impl Bus for RedisBus {
         let client = self.client.clone();
         let listener = Listener {
             channel: self.channel.clone(),
+            applied: applied_channel(&self.channel, &self.origin),
+            hello: hello_channel(&self.channel),
             origin: self.origin.clone(),
             outbox: self.outbox.clone(),
             waits: Arc::clone(&self.waits),
@@ -289,22 +360,29 @@ impl Bus for RedisBus {
     }
 }
 
-/// The bus's channel and this replica's channel of answers, subscribed.
+/// The bus's channel, this replica's channel of answers and the channel of hellos,
+/// subscribed in one command.
 async fn subscribed(
     client: &redis::Client,
     channel: &str,
     origin: &str,
 ) -> redis::RedisResult<redis::aio::PubSub> {
     let mut pubsub = client.get_async_pubsub().await?;
-    pubsub.subscribe(channel).await?;
-    pubsub.subscribe(applied_channel(channel, origin)).await?;
-    pubsub.subscribe(hello_channel(channel)).await?;
+    pubsub
+        .subscribe(&[
+            channel.to_owned(),
+            applied_channel(channel, origin),
+            hello_channel(channel),
+        ])
+        .await?;
     Ok(pubsub)
 }
 
-/// What takes the other replicas' events, and their answers to this one's.
+/// What takes the other replicas' events, their answers to this one's, and their hellos.
 struct Listener {
     channel: String,
+    applied: String,
+    hello: String,
     origin: String,
     outbox: mpsc::UnboundedSender<Outgoing>,
     waits: Arc<Waits>,
@@ -312,26 +390,31 @@ struct Listener {
 }
 
 impl Listener {
-    fn say_hello(&self, hello: &str) {
+    fn say_hello(&self) {
         let _ = self.outbox.send(Outgoing {
-            channel: hello.to_owned(),
+            channel: self.hello.clone(),
             message: self.origin.clone(),
             waited: None,
         });
     }
 
     async fn listen(&self, mut pubsub: redis::aio::PubSub) -> redis::RedisResult<()> {
-        let hello = hello_channel(&self.channel);
         let mut messages = pubsub.on_message();
-        // The first tick is at once: the others learn of this replica as it subscribes.
+        // The first tick is at once: subscribed again, this replica says so.
         let mut hellos = tokio::time::interval(HELLO_EVERY);
+        // Whether this replica heard its own last hello: if not, its subscription delivers
+        // nothing, and it stops saying hello so that the others stop waiting for it.
+        let mut heard_own = true;
         loop {
             let next = tokio::select! {
                 next = std::future::poll_fn(|cx| {
                     futures_core::Stream::poll_next(std::pin::Pin::new(&mut messages), cx)
                 }) => next,
                 _ = hellos.tick() => {
-                    self.say_hello(&hello);
+                    if heard_own {
+                        heard_own = false;
+                        self.say_hello();
+                    }
                     // Replicas gone for good are forgotten even when nothing is published.
                     self.waits.others();
                     continue;
@@ -344,41 +427,50 @@ impl Listener {
                 continue;
             };
             let channel = message.get_channel_name();
-            if channel == hello {
-                // A replica new to this one is told of it at once, rather than at its next
-                // hello.
-                if payload != self.origin && self.waits.heard(&payload) {
-                    self.say_hello(&hello);
+            if channel == self.hello {
+                if payload == self.origin {
+                    heard_own = true;
+                } else if self.waits.hello(&payload) {
+                    // A replica new to this one is told of it at once, rather than at its
+                    // next hello.
+                    self.say_hello();
                 }
-                continue;
-            }
-            if channel != self.channel {
+            } else if channel == self.applied {
                 // An answer: a replica applied one of this replica's events.
-                if let Ok(number) = payload.parse() {
-                    self.waits.applied(number);
+                if let Some((origin, number)) = payload.split_once(' ')
+                    && let Ok(number) = number.parse()
+                {
+                    self.waits.applied(number, origin);
                 }
-                continue;
+            } else if channel == self.channel {
+                self.take(&payload);
             }
-            match serde_json::from_str::<Envelope>(&payload) {
-                // This replica's own event: it has it already, and counts as having
-                // applied it.
-                Ok(envelope) if envelope.origin == self.origin => {
-                    if let Some(number) = envelope.applied {
-                        self.waits.applied(number);
-                    }
-                }
-                Ok(envelope) => {
-                    (self.deliver)(envelope.event);
-                    if let Some(number) = envelope.applied {
-                        let _ = self.outbox.send(Outgoing {
-                            channel: applied_channel(&self.channel, &envelope.origin),
-                            message: number.to_string(),
-                            waited: None,
-                        });
-                    }
-                }
-                Err(e) => tracing::debug!(%e, "ignoring a malformed event on the bus"),
+        }
+    }
+
+    /// An event on the bus: another replica's is applied and answered when its publisher
+    /// waits; this replica's own counts as applied by it.
+    fn take(&self, payload: &str) {
+        let envelope = match serde_json::from_str::<Envelope>(payload) {
+            Ok(envelope) => envelope,
+            Err(e) => {
+                tracing::debug!(%e, "ignoring a malformed event on the bus");
+                return;
             }
+        };
+        if envelope.origin == self.origin {
+            if let Some(number) = envelope.applied {
+                self.waits.applied(number, &self.origin);
+            }
+            return;
+        }
+        (self.deliver)(envelope.event);
+        if let Some(number) = envelope.applied {
+            let _ = self.outbox.send(Outgoing {
+                channel: applied_channel(&self.channel, &envelope.origin),
+                message: format!("{} {number}", self.origin),
+                waited: None,
+            });
         }
     }
 }

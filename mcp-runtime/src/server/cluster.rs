@@ -16,12 +16,28 @@ impl Server {
         }
     }
 
-    /// Sends an event to the other replicas, and finishes once the bus has passed it on.
+    /// Sends an event to the other replicas, and finishes once they have applied it (as far
+    /// as the bus can tell; see [`Bus::publish_passed_on`](crate::cluster::Bus)).
     #[cfg(feature = "http")]
     pub(crate) async fn publish_passed_on(&self, event: ClusterEvent) {
         if let Some(bus) = &self.inner.bus {
             bus.publish_passed_on(event).await;
         }
+    }
+
+    fn count_session_event(&self) {
+        self.inner
+            .session_events
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// How many changes and ends of sessions the other replicas have told of: a record read
+    /// from the shared store while this moved may be older than what they told.
+    #[cfg(feature = "http")]
+    pub(crate) fn session_events(&self) -> u64 {
+        self.inner
+            .session_events
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Whether this server shares its sessions and streams with other replicas.
@@ -46,11 +62,13 @@ impl Server {
             ClusterEvent::ResourceUpdated { uri } => self.deliver_resource_updated(&uri),
             ClusterEvent::TaskChanged { task } => self.deliver_task_changed(&task),
             ClusterEvent::SessionChanged { record } => {
+                self.count_session_event();
                 if let Some(session) = self.keyed_session(&record.id) {
                     apply_record(&session, &record);
                 }
             }
             ClusterEvent::SessionEnded { id } => {
+                self.count_session_event();
                 if let Some(session) = self.keyed_session(&id) {
                     session.mark_for_recheck();
                 }

@@ -129,6 +129,9 @@ struct ServerInner {
     /// This process's sessions by their shared key (the `Mcp-Session-Id`), for events about
     /// them from other replicas.
     keyed_sessions: Mutex<std::collections::HashMap<String, Weak<Session>>>,
+    /// Counts the other replicas' changes and ends of sessions, so that a session's record
+    /// read from the shared store while one came in is not taken as current.
+    session_events: std::sync::atomic::AtomicU64,
     /// Kinds of list changed since the last `list_changed` notifications went out.
     pending_changes: AtomicU8,
     /// The schema profiles served, and which client gets which.

@@ -191,8 +191,9 @@ impl HttpOptions {
     /// a session in use never expires in the store). Meanwhile what other replicas change
     /// or end reaches the copy over the bus, and the request that made the change is
     /// answered once every replica has applied it (on the Redis bus; for at most 2 s); the
-    /// recheck bounds how stale a copy can be when the bus loses an event. `Duration::ZERO` reads the shared record on every request: no copy
-    /// is ever stale, and every request waits for the store.
+    /// recheck bounds how stale a copy can be when the bus loses an event. `Duration::ZERO`
+    /// reads the shared record on every request: no copy is ever stale, and every request
+    /// waits for the store.
     pub fn shared_session_recheck(mut self, every: Duration) -> Self {
         self.shared_session_recheck = every;
         self
