@@ -252,7 +252,17 @@ fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
 /// change at once.
 #[test]
 fn a_session_change_is_answered_once_every_replica_has_applied_it() {
-    let cluster = replicas_told_only_by_the_bus(3);
+    // A publisher would wait a minute for replica 2, longer than the test waits for an
+    // answer: only replica 2's having applied the change can end the wait in time.
+    let cluster = Replicas::start_with(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        3,
+        &[],
+        &[
+            ("SESSION_RECHECK_MS", "60000"),
+            ("BUS_APPLIED_WAIT_MS", "60000"),
+        ],
+    );
     let session = initialize(cluster.replica(0), json!({}));
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     // Replica 2 keeps a copy of the session.
@@ -288,7 +298,6 @@ fn a_session_change_is_answered_once_every_replica_has_applied_it() {
             0,
             "resume replica 2"
         );
-        let resumed = Instant::now();
         assert!(
             early.is_err(),
             "answered while replica 2 was stopped: {early:?}"
@@ -299,13 +308,6 @@ fn a_session_change_is_answered_once_every_replica_has_applied_it() {
                 .expect("answered once replica 2 runs again"),
         );
         assert_eq!(set["result"], json!({}), "{set}");
-        // Answered because replica 2 applied it, not because the publisher stopped waiting
-        // (2 s after it began, 1.7 s after the resumption).
-        let after = resumed.elapsed();
-        assert!(
-            after < Duration::from_millis(1500),
-            "answered {after:?} after replica 2 resumed: the publisher gave up waiting"
-        );
     });
     // Replica 2 logs at the new level at once.
     assert_eq!(

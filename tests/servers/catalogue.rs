@@ -14,6 +14,7 @@
 //! |---|---|
 //! | `SESSION_IDLE_MS` | `session_idle_timeout` |
 //! | `SESSION_RECHECK_MS` | `shared_session_recheck` |
+//! | `BUS_APPLIED_WAIT_MS` (with `MCP_REDIS_URL`) | `RedisBus::set_applied_wait` |
 //! | `HTTP_STATELESS=1` | `stateless(true)` |
 //! | `HTTP_MAX_BODY_BYTES` | `max_body_bytes` |
 //! | `HTTP_MAX_IN_FLIGHT` | `max_in_flight_per_session` |
@@ -91,6 +92,11 @@ async fn main() -> mcp_runtime::Result<()> {
         Some(addr) if std::env::var("MCP_REDIS_URL").is_ok() => {
             let url = std::env::var("MCP_REDIS_URL").unwrap_or_default();
             let redis = mcp_runtime::redis::RedisCluster::connect(&url).await?;
+            if let Some(ms) = number("BUS_APPLIED_WAIT_MS") {
+                redis
+                    .bus()
+                    .set_applied_wait(std::time::Duration::from_millis(ms));
+            }
             let server = redis.server(builder).build()?;
             server
                 .serve_http_with(addr, redis.http(http_options()))

@@ -51,6 +51,8 @@ pub struct RedisBus {
     /// [`Waits`] how many subscribers Redis passed a waited event on to.
     outbox: mpsc::UnboundedSender<Outgoing>,
     waits: Arc<Waits>,
+    /// How long a publisher waits for the replicas to apply its event, in milliseconds.
+    applied_wait_ms: std::sync::atomic::AtomicU64,
     /// Subscribed while connecting, so that nothing published once `connect` returned is
     /// missed; taken by [`Bus::subscribe`].
     first: std::sync::Mutex<Option<redis::aio::PubSub>>,
@@ -72,10 +74,8 @@ const HELLO_EVERY: Duration = Duration::from_secs(10);
 /// How long a replica not heard from is still waited for.
 const HEARD_WITHIN: Duration = Duration::from_secs(30);
 
-/// The longest a publisher waits for every replica to apply its event: a bus that is down,
-/// or a replica that has stopped reading it, delays a response by this much at most. A
-/// replica that has not applied the event by then still reads the shared record again
-/// within its recheck interval.
+/// How long a publisher waits for every replica to apply its event unless set
+/// ([`RedisBus::set_applied_wait`]).
 const APPLIED_WAIT: Duration = Duration::from_secs(2);
 
 /// The most messages sent to Redis in one round trip.
@@ -117,8 +117,28 @@ impl RedisBus {
             origin,
             outbox,
             waits,
+            applied_wait_ms: std::sync::atomic::AtomicU64::new(APPLIED_WAIT.as_millis() as u64),
             first: std::sync::Mutex::new(Some(first)),
         })
+    }
+
+    /// The longest a session's change or end waits for every replica to apply it before it
+    /// is answered (2 s unless set): a replica that has stopped reading the bus delays a
+    /// response by this much at most, and it then reads the shared record again within its
+    /// recheck interval.
+    ///
+    /// ```no_run
+    /// # async fn run() -> mcp_runtime::Result<()> {
+    /// let redis = mcp_runtime::redis::RedisCluster::connect("redis://127.0.0.1:6379").await?;
+    /// redis.bus().set_applied_wait(std::time::Duration::from_millis(500));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_applied_wait(&self, limit: Duration) {
+        self.applied_wait_ms.store(
+            u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     fn send(&self, event: ClusterEvent, applied: Option<u64>) {
@@ -151,20 +171,22 @@ async fn publish_all(
             pipe.cmd("PUBLISH").arg(&out.channel).arg(&out.message);
         }
         let sent: redis::RedisResult<Vec<i64>> = retried!(connection, |c| pipe.query_async(&mut c));
-        let receivers = match sent {
-            Ok(receivers) => receivers,
-            Err(e) => {
-                tracing::warn!(%e, "events for the other replicas are lost: Redis is unreachable");
-                Vec::new()
+        match sent {
+            // A publisher waits for no more replicas than got its event.
+            Ok(receivers) => {
+                for (out, got) in batch.iter().zip(receivers) {
+                    if let Some(number) = out.waited {
+                        waits.passed_on(number, usize::try_from(got).unwrap_or(0));
+                    }
+                }
             }
-        };
-        // Sent or lost, a publisher waits for no more replicas than got its event.
-        for (i, out) in batch.drain(..).enumerate() {
-            if let Some(number) = out.waited {
-                let got = receivers.get(i).copied().unwrap_or(0);
-                waits.passed_on(number, usize::try_from(got).unwrap_or(0));
+            // Whether Redis ran the commands is unknown (a reply that timed out may still
+            // come): the publishers wait for the replicas they know of, within their limit.
+            Err(e) => {
+                tracing::warn!(%e, "events for the other replicas may be lost: Redis did not answer")
             }
         }
+        batch.clear();
     }
 }
 
@@ -288,17 +310,16 @@ impl Waits {
     }
 }
 
-/// Stops the wait for an event when its publisher stops waiting, whether it finished, timed
-/// out or was dropped (its request's connection closed).
+/// Stops the wait for an event when its publisher stops waiting before the end, its request
+/// dropped (its connection closed).
 struct WaitGuard<'a> {
     waits: &'a Waits,
     number: u64,
-    timed_out: bool,
 }
 
 impl Drop for WaitGuard<'_> {
     fn drop(&mut self) {
-        self.waits.give_up(self.number, self.timed_out);
+        self.waits.give_up(self.number, false);
     }
 }
 
@@ -308,21 +329,30 @@ impl Bus for RedisBus {
     }
 
     /// Finishes once every replica has applied the event (see the module's documentation),
-    /// or after [`APPLIED_WAIT`]: a client answered afterwards finds the change on any
+    /// or after [`RedisBus::set_applied_wait`]'s limit: a client answered afterwards finds the change on any
     /// replica it asks next.
     fn publish_passed_on(
         &self,
         event: ClusterEvent,
     ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         let (number, finished) = self.waits.start();
+        // Made before the future is: dropped unpolled, it still ends the wait.
+        let guard = WaitGuard {
+            waits: &self.waits,
+            number,
+        };
         self.send(event, Some(number));
+        let limit = Duration::from_millis(
+            self.applied_wait_ms
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
         Box::pin(async move {
-            let mut guard = WaitGuard {
-                waits: &self.waits,
-                number,
-                timed_out: false,
-            };
-            guard.timed_out = tokio::time::timeout(APPLIED_WAIT, finished).await.is_err();
+            // The whole guard moves in (its fields alone would be copied), so that it ends
+            // the wait when the future ends or is dropped, not when this function returns.
+            let guard = guard;
+            if tokio::time::timeout(limit, finished).await.is_err() {
+                guard.waits.give_up(guard.number, true);
+            }
         })
     }
 
@@ -402,19 +432,20 @@ impl Listener {
         let mut messages = pubsub.on_message();
         // The first tick is at once: subscribed again, this replica says so.
         let mut hellos = tokio::time::interval(HELLO_EVERY);
-        // Whether this replica heard its own last hello: if not, its subscription delivers
-        // nothing, and it stops saying hello so that the others stop waiting for it.
-        let mut heard_own = true;
+        // When this replica last heard its own hello: a subscription that has delivered none
+        // for as long as the others remember a replica is subscribed again.
+        let mut heard_own = Instant::now();
         loop {
             let next = tokio::select! {
                 next = std::future::poll_fn(|cx| {
                     futures_core::Stream::poll_next(std::pin::Pin::new(&mut messages), cx)
                 }) => next,
                 _ = hellos.tick() => {
-                    if heard_own {
-                        heard_own = false;
-                        self.say_hello();
+                    if heard_own.elapsed() > HEARD_WITHIN {
+                        tracing::warn!("the bus's subscription delivers nothing; subscribing again");
+                        return Ok(());
                     }
+                    self.say_hello();
                     // Replicas gone for good are forgotten even when nothing is published.
                     self.waits.others();
                     continue;
@@ -429,7 +460,7 @@ impl Listener {
             let channel = message.get_channel_name();
             if channel == self.hello {
                 if payload == self.origin {
-                    heard_own = true;
+                    heard_own = Instant::now();
                 } else if self.waits.hello(&payload) {
                     // A replica new to this one is told of it at once, rather than at its
                     // next hello.

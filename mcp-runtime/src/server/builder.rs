@@ -825,7 +825,7 @@ impl ServerBuilder {
                 listeners: listeners::Listeners::default(),
                 bus: self.bus.clone(),
                 keyed_sessions: Mutex::new(std::collections::HashMap::new()),
-                session_events: std::sync::atomic::AtomicU64::new(0),
+                session_events: std::array::from_fn(|_| std::sync::atomic::AtomicU64::new(0)),
                 pending_changes: AtomicU8::new(0),
                 schema_profiles: ServerProfiles::new(
                     self.schema_profile,

@@ -25,18 +25,17 @@ impl Server {
         }
     }
 
-    fn count_session_event(&self) {
-        self.inner
-            .session_events
+    fn count_session_event(&self, id: &str) {
+        self.inner.session_events[session_event_counter(id)]
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
-    /// How many changes and ends of sessions the other replicas have told of: a record read
-    /// from the shared store while this moved may be older than what they told.
+    /// How many changes and ends of session `id` (and of the sessions that share its
+    /// counter) the other replicas have told of: a record of it read from the shared store
+    /// while this moved may be older than what they told.
     #[cfg(feature = "http")]
-    pub(crate) fn session_events(&self) -> u64 {
-        self.inner
-            .session_events
+    pub(crate) fn session_events(&self, id: &str) -> u64 {
+        self.inner.session_events[session_event_counter(id)]
             .load(std::sync::atomic::Ordering::Acquire)
     }
 
@@ -62,13 +61,13 @@ impl Server {
             ClusterEvent::ResourceUpdated { uri } => self.deliver_resource_updated(&uri),
             ClusterEvent::TaskChanged { task } => self.deliver_task_changed(&task),
             ClusterEvent::SessionChanged { record } => {
-                self.count_session_event();
+                self.count_session_event(&record.id);
                 if let Some(session) = self.keyed_session(&record.id) {
                     apply_record(&session, &record);
                 }
             }
             ClusterEvent::SessionEnded { id } => {
-                self.count_session_event();
+                self.count_session_event(&id);
                 if let Some(session) = self.keyed_session(&id) {
                     session.mark_for_recheck();
                 }
@@ -130,6 +129,18 @@ impl Server {
             });
         }
     }
+}
+
+/// How many counters the other replicas' session events are spread over: a record read
+/// while another session's event came in is read again only when the two share one.
+pub(super) const SESSION_EVENT_COUNTERS: usize = 64;
+
+/// The counter of session `id`'s events (FNV-1a of the id).
+fn session_event_counter(id: &str) -> usize {
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (hash % SESSION_EVENT_COUNTERS as u64) as usize
 }
 
 /// The record of a session's shared state.

@@ -129,9 +129,10 @@ struct ServerInner {
     /// This process's sessions by their shared key (the `Mcp-Session-Id`), for events about
     /// them from other replicas.
     keyed_sessions: Mutex<std::collections::HashMap<String, Weak<Session>>>,
-    /// Counts the other replicas' changes and ends of sessions, so that a session's record
-    /// read from the shared store while one came in is not taken as current.
-    session_events: std::sync::atomic::AtomicU64,
+    /// Counts the other replicas' changes and ends of sessions, by a hash of the session's id
+    /// into a few counters, so that a session's record read from the shared store while one
+    /// came in is not taken as current.
+    session_events: [std::sync::atomic::AtomicU64; cluster::SESSION_EVENT_COUNTERS],
     /// Kinds of list changed since the last `list_changed` notifications went out.
     pending_changes: AtomicU8,
     /// The schema profiles served, and which client gets which.

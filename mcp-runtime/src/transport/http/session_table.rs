@@ -508,7 +508,7 @@ impl SessionTable {
             Err(rechecks) => rechecks,
         };
         let read_at = self.now_ms();
-        let events = self.server.session_events();
+        let events = self.server.session_events(id);
         let record = match store.get(id, self.store_ttl()).await {
             Ok(Some(record)) => record,
             Ok(None) => {
@@ -530,7 +530,7 @@ impl SessionTable {
         // Another replica told of a change while the record was read: the record may be
         // older than the change (which this copy has then taken, or, not held yet, missed),
         // so the copy is not served as current; the next request reads the record again.
-        if self.server.session_events() == events {
+        if self.server.session_events(id) == events {
             session.checked(read_at, rechecks);
         }
         Ok((session, Some(record)))
