@@ -183,19 +183,17 @@ fn next_message(events: &mut EventStream, within: Duration) -> Option<(Option<St
 }
 
 /// `count` replicas of the catalogue whose copies of a session are not read again for a
-/// minute: only the bus can tell a replica that a session changed or ended.
-fn replicas_told_only_by_the_bus(count: usize) -> Replicas {
-    Replicas::start_with(
-        env!("CARGO_BIN_EXE_catalogue").as_ref(),
-        count,
-        &[],
-        &[("SESSION_RECHECK_MS", "60000")],
-    )
+/// minute: only the bus can tell a replica that a session changed or ended. `env` adds to
+/// their environment.
+fn replicas_told_only_by_the_bus(count: usize, env: &[(&str, &str)]) -> Replicas {
+    let mut env = env.to_vec();
+    env.push(("SESSION_RECHECK_MS", "60000"));
+    Replicas::start_with(env!("CARGO_BIN_EXE_catalogue").as_ref(), count, &[], &env)
 }
 
 #[test]
 fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
-    let cluster = replicas_told_only_by_the_bus(3);
+    let cluster = replicas_told_only_by_the_bus(3, &[]);
     let session = initialize(cluster.replica(0), json!({}));
     for (id, i) in [(1, 1), (2, 2)] {
         let listed = answer(
@@ -254,15 +252,7 @@ fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
 fn a_session_change_is_answered_once_every_replica_has_applied_it() {
     // A publisher would wait a minute for replica 2, longer than the test waits for an
     // answer: only replica 2's having applied the change can end the wait in time.
-    let cluster = Replicas::start_with(
-        env!("CARGO_BIN_EXE_catalogue").as_ref(),
-        3,
-        &[],
-        &[
-            ("SESSION_RECHECK_MS", "60000"),
-            ("BUS_APPLIED_WAIT_MS", "60000"),
-        ],
-    );
+    let cluster = replicas_told_only_by_the_bus(3, &[("BUS_APPLIED_WAIT_MS", "60000")]);
     let session = initialize(cluster.replica(0), json!({}));
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     // Replica 2 keeps a copy of the session.
@@ -322,7 +312,7 @@ fn a_session_change_is_answered_once_every_replica_has_applied_it() {
 /// (2 s) on every change; the fastest of three changes is timed against that.
 #[test]
 fn a_subscriber_that_is_no_replica_does_not_hold_changes_up() {
-    let cluster = replicas_told_only_by_the_bus(2);
+    let cluster = replicas_told_only_by_the_bus(2, &[]);
     let mut watcher =
         std::net::TcpStream::connect(("127.0.0.1", cluster.redis.port)).expect("reach Redis");
     watcher

@@ -125,6 +125,17 @@ fn read_until_closed(tcp: &mut TcpStream, within: Duration) -> Vec<u8> {
     }
 }
 
+/// Requires `answer` (a raw HTTP response) to have `status`, showing it whole otherwise.
+#[track_caller]
+fn assert_status(answer: &[u8], status: u16) {
+    assert_eq!(
+        status_of(answer),
+        Some(status),
+        "{}",
+        String::from_utf8_lossy(answer)
+    );
+}
+
 fn status_of(raw: &[u8]) -> Option<u16> {
     let text = String::from_utf8_lossy(raw);
     text.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()
@@ -376,12 +387,7 @@ fn a_body_that_never_arrives_is_408_at_the_body_deadline() {
     );
     tcp.write_all(head.as_bytes()).expect("write");
     let answer = read_until_closed(&mut tcp, Duration::from_secs(10));
-    assert_eq!(
-        status_of(&answer),
-        Some(408),
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
+    assert_status(&answer, 408);
 }
 
 #[test]
@@ -391,12 +397,7 @@ fn connections_past_the_per_peer_limit_get_503_and_the_server_serves_again_after
     // Served in order of acceptance: once the ninth is refused, the eight are counted.
     let mut ninth = connect(server.addr());
     let answer = read_until_closed(&mut ninth, Duration::from_secs(10));
-    assert_eq!(
-        status_of(&answer),
-        Some(503),
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
+    assert_status(&answer, 503);
     for tcp in &held {
         let _ = tcp.shutdown(Shutdown::Both);
     }
@@ -989,12 +990,7 @@ fn a_connection_its_client_asked_to_close_is_not_drained() {
     )
     .expect("write the request");
     let answer = read_until_closed(&mut tcp, TIMEOUT);
-    assert_eq!(
-        status_of(&answer),
-        Some(200),
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
+    assert_status(&answer, 200);
     // The server's socket is closed: what arrives next is answered with a reset, which the
     // next write (or the one after) reports. A drained connection takes it all instead.
     tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
@@ -1051,12 +1047,7 @@ fn a_chunked_body_is_read_whole_and_held_to_the_limit() {
     assert!(text.contains("\"protocolVersion\""), "{text}");
     let piece = [b' '; 400];
     let answer = send(&[&message, &piece, &piece, &piece]);
-    assert_eq!(
-        status_of(&answer),
-        Some(413),
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
+    assert_status(&answer, 413);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1232,12 +1223,7 @@ fn a_request_target_with_an_authority_still_needs_a_host() {
     );
     tcp.write_all(request.as_bytes()).expect("write");
     let answer = read_until_closed(&mut tcp, TIMEOUT);
-    assert_eq!(
-        status_of(&answer),
-        Some(400),
-        "{}",
-        String::from_utf8_lossy(&answer)
-    );
+    assert_status(&answer, 400);
 }
 
 #[test]

@@ -135,11 +135,10 @@ impl Server {
 /// while another session's event came in is read again only when the two share one.
 pub(super) const SESSION_EVENT_COUNTERS: usize = 64;
 
-/// The counter of session `id`'s events (FNV-1a of the id).
+/// The counter of session `id`'s events, by a hash of the id.
 fn session_event_counter(id: &str) -> usize {
-    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(id);
     (hash % SESSION_EVENT_COUNTERS as u64) as usize
 }
 
