@@ -212,16 +212,7 @@ fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
         );
     }
     // The log level set through one replica holds on the others.
-    let set = answer(
-        post(
-            cluster.replica(1),
-            Some(&session),
-            &json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
-                    "params": {"level": "error"}}),
-        )
-        .send(),
-    );
-    assert_eq!(set["result"], json!({}), "{set}");
+    set_level(cluster.replica(1), &session, 3, "error");
     // Every replica applied the change before it was answered.
     assert_eq!(
         levels_logged(cluster.replica(2), &session, 4),
@@ -335,16 +326,7 @@ fn a_subscriber_that_is_no_replica_does_not_hold_changes_up() {
         .enumerate()
         .map(|(id, level)| {
             let started = Instant::now();
-            let set = answer(
-                post(
-                    cluster.replica(1),
-                    Some(&session),
-                    &json!({"jsonrpc": "2.0", "id": id, "method": "logging/setLevel",
-                            "params": {"level": level}}),
-                )
-                .send(),
-            );
-            assert_eq!(set["result"], json!({}), "{set}");
+            set_level(cluster.replica(1), &session, id, level);
             started.elapsed()
         })
         .min()
@@ -356,6 +338,133 @@ fn a_subscriber_that_is_no_replica_does_not_hold_changes_up() {
     // The watcher saw them go by.
     let n = watcher.read(&mut confirmed).expect("the watcher reads");
     assert!(n > 0);
+}
+
+/// Once Redis restarts (empty), every replica subscribes again, and a session's change waits
+/// for all of them once more: it is answered (not held up for the publisher's whole limit,
+/// a minute here, by a replica the restart cost its subscription or by the publisher's own
+/// stale connection), and only once the replica that did not serve it has applied it.
+#[test]
+fn after_redis_restarts_a_change_is_answered_once_every_replica_has_it_again() {
+    let mut cluster = replicas_told_only_by_the_bus(3, &[("BUS_APPLIED_WAIT_MS", "60000")]);
+    let port = cluster.redis.port;
+    wait_for_replicas_on_the_bus(port, 3);
+    // Before the restart the bus carries changes, so each replica has heard the others.
+    let session = initialize(cluster.replica(0), json!({}));
+    set_level(cluster.replica(1), &session, 1, "warning");
+
+    cluster.redis.restart();
+    wait_for_replicas_on_the_bus(port, 3);
+    let session = initialize(cluster.replica(0), json!({}));
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    // Replica 2 keeps a copy of the new session, not read again for a minute.
+    let pinged = post(cluster.replica(2), Some(&session), &ping).send();
+    assert_eq!(pinged.status, 200, "{pinged:?}");
+    let started = Instant::now();
+    set_level(cluster.replica(1), &session, 3, "error");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the change waited {:?} for a replica that could not answer",
+        started.elapsed()
+    );
+    assert_eq!(
+        levels_logged(cluster.replica(2), &session, 4),
+        [json!("error")],
+        "replica 2 had not applied the change when it was answered"
+    );
+}
+
+/// Waits until `count` replicas are subscribed to the bus of the Redis on `port` (the
+/// channel of hellos, which each replica subscribes to in the same command as the bus's).
+fn wait_for_replicas_on_the_bus(port: u16, count: u64) {
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    loop {
+        let on_the_bus = redis_reply(port, &["PUBSUB", "CHANNELS", "*:hello"])
+            .first()
+            .map(|hello| redis_reply(port, &["PUBSUB", "NUMSUB", hello]))
+            .and_then(|counted| counted.get(1).and_then(|n| n.parse::<u64>().ok()))
+            .unwrap_or(0);
+        if on_the_bus == count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{on_the_bus} of {count} replicas on the bus"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One command to the Redis on `port`, over a connection of its own (none while Redis is
+/// starting: an empty reply), and its reply's strings and integers in order.
+fn redis_reply(port: u16, command: &[&str]) -> Vec<String> {
+    let Ok(mut redis) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return Vec::new();
+    };
+    let mut request = format!("*{}\r\n", command.len());
+    for part in command {
+        request.push_str(&format!("${}\r\n{part}\r\n", part.len()));
+    }
+    redis.write_all(request.as_bytes()).expect("write to Redis");
+    redis
+        .set_read_timeout(Some(mcp_tests::TIMEOUT))
+        .expect("read timeout");
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut items = Vec::new();
+        if parse_resp(&reply, &mut items).is_some() {
+            return items;
+        }
+        match redis.read(&mut chunk) {
+            Ok(0) | Err(_) => return Vec::new(),
+            Ok(n) => reply.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Parses one RESP reply at the start of `reply` into `items`; the bytes it took, or None
+/// while it is incomplete.
+fn parse_resp(reply: &[u8], items: &mut Vec<String>) -> Option<usize> {
+    let end = reply.windows(2).position(|w| w == b"\r\n")?;
+    let line = std::str::from_utf8(&reply[1..end]).expect("a RESP line");
+    let mut taken = end + 2;
+    match reply[0] {
+        b'*' => {
+            for _ in 0..line.parse::<i64>().expect("an array's length").max(0) {
+                taken += parse_resp(&reply[taken..], items)?;
+            }
+        }
+        b'$' => {
+            let Ok(length) = usize::try_from(line.parse::<i64>().expect("a string's length"))
+            else {
+                return Some(taken);
+            };
+            let text = reply.get(taken..taken + length)?;
+            items.push(String::from_utf8_lossy(text).into_owned());
+            taken += length + 2;
+            if reply.len() < taken {
+                return None;
+            }
+        }
+        _ => items.push(line.to_owned()),
+    }
+    Some(taken)
+}
+
+/// Sets the log level of `session` through `server`, which answers once every replica has
+/// applied it.
+fn set_level(server: &impl Endpoint, session: &str, id: impl Into<Value>, level: &str) {
+    let set = answer(
+        post(
+            server,
+            Some(session),
+            &json!({"jsonrpc": "2.0", "id": id.into(), "method": "logging/setLevel",
+                    "params": {"level": level}}),
+        )
+        .send(),
+    );
+    assert_eq!(set["result"], json!({}), "{set}");
 }
 
 /// The levels of the messages the `log` tool sends (one `info`, one `error`) that reach the

@@ -412,7 +412,64 @@ fn connections_past_the_per_peer_limit_get_503_and_the_server_serves_again_after
 #[test]
 fn a_client_refused_for_the_connection_limit_can_finish_its_request_and_close_cleanly() {
     let server = catalogue(&[("HTTP_MAX_CONNECTIONS_PER_PEER", "1")]);
-    // The held connection is counted once it has been served.
+    let held = served_connection(&server);
+    let (tcp, answer) = start_a_large_post(&server);
+    let text = String::from_utf8_lossy(&answer);
+    assert_eq!(status_of(&answer), Some(503), "{text}");
+    assert!(text.contains("too many connections"), "{text}");
+    finish_the_post_and_close(tcp);
+    drop(held);
+}
+
+/// Each refused connection that is drained holds a descriptor past the limit, so no more
+/// than 16 are drained at once: the next one refused is closed as soon as it is answered
+/// (what its client still sends meets a reset), and a place comes back once a drained one
+/// ends.
+#[test]
+fn no_more_than_sixteen_refused_connections_are_drained_at_once() {
+    let server = catalogue(&[("HTTP_MAX_CONNECTIONS_PER_PEER", "1")]);
+    let held = served_connection(&server);
+    let drained: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let (tcp, answer) = start_a_large_post(&server);
+            assert_status(&answer, 503);
+            tcp
+        })
+        .collect();
+    let quiet_for_long = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The drained ones keep sending, so that none goes quiet (2 s) and ends meanwhile.
+        let keeper = scope.spawn(|| {
+            while !quiet_for_long.load(std::sync::atomic::Ordering::Relaxed) {
+                for mut tcp in &drained {
+                    tcp.write_all(b" ")
+                        .expect("a drained connection takes what it is sent");
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let mut seventeenth = connect(server.addr());
+        seventeenth
+            .write_all(&large_post_head(&server))
+            .expect("write the head");
+        assert_not_drained(&mut seventeenth);
+        quiet_for_long.store(true, std::sync::atomic::Ordering::Relaxed);
+        keeper.join().expect("the keeper");
+    });
+    let mut drained = drained.into_iter();
+    finish_the_post_and_close(drained.next().expect("a drained connection"));
+    // Its place comes back: a connection refused now is drained again (once the server
+    // has seen the first one end).
+    let deadline = Instant::now() + TIMEOUT;
+    while !refused_and_drained(&server) {
+        assert!(Instant::now() < deadline, "no place came back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(held);
+}
+
+/// A connection to `server` that has been served once, and so is counted against the limits.
+fn served_connection(server: &HttpServer) -> TcpStream {
     let mut held = connect(server.addr());
     held.write_all(
         &server
@@ -426,13 +483,28 @@ fn a_client_refused_for_the_connection_limit_can_finish_its_request_and_close_cl
         .read(&mut buffer)
         .expect("the held connection is served");
     assert_eq!(status_of(&buffer[..n]), Some(200));
+    held
+}
 
-    let (tcp, answer) = start_a_large_post(&server);
-    let text = String::from_utf8_lossy(&answer);
-    assert_eq!(status_of(&answer), Some(503), "{text}");
-    assert!(text.contains("too many connections"), "{text}");
-    finish_the_post_and_close(tcp);
-    drop(held);
+/// Whether a large POST on a new connection, refused with 503 for the connection limit, is
+/// drained: its whole body taken, then a clean close.
+fn refused_and_drained(server: &HttpServer) -> bool {
+    let mut tcp = connect(server.addr());
+    tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
+    if tcp.write_all(&large_post_head(server)).is_err() {
+        return false;
+    }
+    let answer = read_until_closed(&mut tcp, TIMEOUT);
+    if status_of(&answer) != Some(503) {
+        return false;
+    }
+    if tcp.write_all(&vec![b' '; LARGE_BODY - 4096]).is_err()
+        || tcp.shutdown(Shutdown::Write).is_err()
+    {
+        return false;
+    }
+    let mut buffer = [0u8; 16];
+    matches!(tcp.read(&mut buffer), Ok(0))
 }
 
 /// Asks for the metadata (a route that needs no token) on a fresh connection until it is
@@ -937,16 +1009,10 @@ const LARGE_BODY: usize = 1 << 20;
 /// 4 KiB, then reads what the server answers until it closes its side.
 fn start_a_large_post(server: &HttpServer) -> (TcpStream, Vec<u8>) {
     let mut tcp = connect(server.addr());
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {LARGE_BODY}\r\n\r\n",
-        server.addr(),
-    );
     // A regression that stops reading fails the test rather than hanging it.
     tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
-    tcp.write_all(head.as_bytes()).expect("write the head");
-    tcp.write_all(&[b' '; 4096])
-        .expect("write the start of the body");
+    tcp.write_all(&large_post_head(server))
+        .expect("write the head and the start of the body");
     let mut answer = Vec::new();
     let mut buffer = [0u8; 4096];
     tcp.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
@@ -957,6 +1023,18 @@ fn start_a_large_post(server: &HttpServer) -> (TcpStream, Vec<u8>) {
             Err(e) => panic!("read the answer: {e}"),
         }
     }
+}
+
+/// The head of a POST of [`LARGE_BODY`] bytes and the first 4 KiB of its body.
+fn large_post_head(server: &HttpServer) -> Vec<u8> {
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {LARGE_BODY}\r\n\r\n",
+        server.addr(),
+    )
+    .into_bytes();
+    head.extend_from_slice(&[b' '; 4096]);
+    head
 }
 
 /// Writes the rest of [`start_a_large_post`]'s body and closes the client's side: the write
@@ -991,8 +1069,12 @@ fn a_connection_its_client_asked_to_close_is_not_drained() {
     .expect("write the request");
     let answer = read_until_closed(&mut tcp, TIMEOUT);
     assert_status(&answer, 200);
-    // The server's socket is closed: what arrives next is answered with a reset, which the
-    // next write (or the one after) reports. A drained connection takes it all instead.
+    assert_not_drained(&mut tcp);
+}
+
+/// The server's socket of `tcp` is closed: what arrives next is answered with a reset, which
+/// the next write (or the one after) reports. A drained connection takes it all instead.
+fn assert_not_drained(tcp: &mut TcpStream) {
     tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
     let chunk = vec![b' '; 64 << 10];
     let mut sent = 0usize;
