@@ -427,43 +427,59 @@ fn a_client_refused_for_the_connection_limit_can_finish_its_request_and_close_cl
 /// ends.
 #[test]
 fn no_more_than_sixteen_refused_connections_are_drained_at_once() {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let server = catalogue(&[("HTTP_MAX_CONNECTIONS_PER_PEER", "1")]);
     let held = served_connection(&server);
-    let drained: Vec<TcpStream> = (0..16)
-        .map(|_| {
-            let (tcp, answer) = start_a_large_post(&server);
-            assert_status(&answer, 503);
-            tcp
-        })
-        .collect();
-    let quiet_for_long = std::sync::atomic::AtomicBool::new(false);
+    let drained = Mutex::new(Vec::<TcpStream>::new());
+    let done = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        // The drained ones keep sending, so that none goes quiet (2 s) and ends meanwhile.
+        // The drained ones keep sending from the moment they are refused, so that none goes
+        // quiet (2 s) and ends meanwhile. A failed write is left for the end to tell.
         let keeper = scope.spawn(|| {
-            while !quiet_for_long.load(std::sync::atomic::Ordering::Relaxed) {
-                for mut tcp in &drained {
-                    tcp.write_all(b" ")
-                        .expect("a drained connection takes what it is sent");
+            while !done.load(Ordering::Relaxed) {
+                for mut tcp in drained.lock().expect("the drained connections").iter() {
+                    let _ = tcp.write_all(b" ");
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
+        // Stops the keeper however this ends: a failed assertion too, which would otherwise
+        // leave the scope waiting for it.
+        struct StopKeeper<'a>(&'a AtomicBool);
+        impl Drop for StopKeeper<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let stop_keeper = StopKeeper(&done);
+        for _ in 0..16 {
+            let (tcp, answer) = start_a_large_post(&server);
+            assert_status(&answer, 503);
+            drained.lock().expect("the drained connections").push(tcp);
+        }
         let mut seventeenth = connect(server.addr());
         seventeenth
             .write_all(&large_post_head(&server))
             .expect("write the head");
         assert_not_drained(&mut seventeenth);
-        quiet_for_long.store(true, std::sync::atomic::Ordering::Relaxed);
+
+        let first = drained.lock().expect("the drained connections").remove(0);
+        finish_the_post_and_close(first);
+        // Its place comes back: a connection refused now is drained again (once the server
+        // has seen the first one end), while the other 15 still are.
+        let deadline = Instant::now() + TIMEOUT;
+        while !refused_and_drained(&server) {
+            assert!(Instant::now() < deadline, "no place came back");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(stop_keeper);
         keeper.join().expect("the keeper");
     });
-    let mut drained = drained.into_iter();
-    finish_the_post_and_close(drained.next().expect("a drained connection"));
-    // Its place comes back: a connection refused now is drained again (once the server
-    // has seen the first one end).
-    let deadline = Instant::now() + TIMEOUT;
-    while !refused_and_drained(&server) {
-        assert!(Instant::now() < deadline, "no place came back");
-        std::thread::sleep(Duration::from_millis(20));
+    // The other 15 were drained all along (none ended by its time limit, which would have
+    // given a place back too): each takes the rest of its body and closes cleanly.
+    for tcp in drained.into_inner().expect("the drained connections") {
+        finish_the_post_and_close(tcp);
     }
     drop(held);
 }
