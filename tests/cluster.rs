@@ -376,14 +376,27 @@ fn after_redis_restarts_a_change_is_answered_once_every_replica_has_it_again() {
 
 /// Waits until `count` replicas are subscribed to the bus of the Redis on `port` (the
 /// channel of hellos, which each replica subscribes to in the same command as the bus's).
-fn wait_for_replicas_on_the_bus(port: u16, count: u64) {
+fn wait_for_replicas_on_the_bus(port: u16, count: usize) {
+    let redis = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("a Redis URL");
+    // None while Redis is (re)starting.
+    let on_the_bus = || -> Option<usize> {
+        let mut connection = redis.get_connection_with_timeout(mcp_tests::TIMEOUT).ok()?;
+        connection.set_read_timeout(Some(mcp_tests::TIMEOUT)).ok()?;
+        let hello: Vec<String> = redis::cmd("PUBSUB")
+            .arg("CHANNELS")
+            .arg("*:hello")
+            .query(&mut connection)
+            .ok()?;
+        let (_, subscribers): (String, usize) = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(hello.first()?)
+            .query(&mut connection)
+            .ok()?;
+        Some(subscribers)
+    };
     let deadline = Instant::now() + mcp_tests::TIMEOUT;
     loop {
-        let on_the_bus = redis_reply(port, &["PUBSUB", "CHANNELS", "*:hello"])
-            .first()
-            .map(|hello| redis_reply(port, &["PUBSUB", "NUMSUB", hello]))
-            .and_then(|counted| counted.get(1).and_then(|n| n.parse::<u64>().ok()))
-            .unwrap_or(0);
+        let on_the_bus = on_the_bus().unwrap_or(0);
         if on_the_bus == count {
             return;
         }
@@ -393,65 +406,6 @@ fn wait_for_replicas_on_the_bus(port: u16, count: u64) {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// One command to the Redis on `port`, over a connection of its own (none while Redis is
-/// starting: an empty reply), and its reply's strings and integers in order.
-fn redis_reply(port: u16, command: &[&str]) -> Vec<String> {
-    let Ok(mut redis) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return Vec::new();
-    };
-    let mut request = format!("*{}\r\n", command.len());
-    for part in command {
-        request.push_str(&format!("${}\r\n{part}\r\n", part.len()));
-    }
-    redis.write_all(request.as_bytes()).expect("write to Redis");
-    redis
-        .set_read_timeout(Some(mcp_tests::TIMEOUT))
-        .expect("read timeout");
-    let mut reply = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let mut items = Vec::new();
-        if parse_resp(&reply, &mut items).is_some() {
-            return items;
-        }
-        match redis.read(&mut chunk) {
-            Ok(0) | Err(_) => return Vec::new(),
-            Ok(n) => reply.extend_from_slice(&chunk[..n]),
-        }
-    }
-}
-
-/// Parses one RESP reply at the start of `reply` into `items`; the bytes it took, or None
-/// while it is incomplete.
-fn parse_resp(reply: &[u8], items: &mut Vec<String>) -> Option<usize> {
-    let end = reply.windows(2).position(|w| w == b"\r\n")?;
-    let line = std::str::from_utf8(&reply[1..end]).expect("a RESP line");
-    let mut taken = end + 2;
-    match reply[0] {
-        b'*' => {
-            for _ in 0..line.parse::<i64>().expect("an array's length").max(0) {
-                taken += parse_resp(&reply[taken..], items)?;
-            }
-        }
-        b'$' => {
-            let Ok(length) = usize::try_from(line.parse::<i64>().expect("a string's length"))
-            else {
-                return Some(taken);
-            };
-            let text = reply.get(taken..taken + length)?;
-            items.push(String::from_utf8_lossy(text).into_owned());
-            taken += length + 2;
-            if reply.len() < taken {
-                return None;
-            }
-        }
-        // An error (Redis still loading, say) gives nothing to read.
-        b'-' => {}
-        _ => items.push(line.to_owned()),
-    }
-    Some(taken)
 }
 
 /// Sets the log level of `session` through `server`, which answers once every replica has

@@ -414,8 +414,8 @@ fn a_client_refused_for_the_connection_limit_can_finish_its_request_and_close_cl
     let server = catalogue(&[("HTTP_MAX_CONNECTIONS_PER_PEER", "1")]);
     let held = served_connection(&server);
     let (tcp, answer) = start_a_large_post(&server);
+    assert_status(&answer, 503);
     let text = String::from_utf8_lossy(&answer);
-    assert_eq!(status_of(&answer), Some(503), "{text}");
     assert!(text.contains("too many connections"), "{text}");
     finish_the_post_and_close(tcp);
     drop(held);
@@ -498,29 +498,16 @@ fn served_connection(server: &HttpServer) -> TcpStream {
     let n = held
         .read(&mut buffer)
         .expect("the held connection is served");
-    assert_eq!(status_of(&buffer[..n]), Some(200));
+    assert_status(&buffer[..n], 200);
     held
 }
 
 /// Whether a large POST on a new connection, refused with 503 for the connection limit, is
 /// drained: its whole body taken, then a clean close.
 fn refused_and_drained(server: &HttpServer) -> bool {
-    let mut tcp = connect(server.addr());
-    tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
-    if tcp.write_all(&large_post_head(server)).is_err() {
-        return false;
-    }
-    let answer = read_until_closed(&mut tcp, TIMEOUT);
-    if status_of(&answer) != Some(503) {
-        return false;
-    }
-    if tcp.write_all(&vec![b' '; LARGE_BODY - 4096]).is_err()
-        || tcp.shutdown(Shutdown::Write).is_err()
-    {
-        return false;
-    }
-    let mut buffer = [0u8; 16];
-    matches!(tcp.read(&mut buffer), Ok(0))
+    try_start_a_large_post(server).is_ok_and(|(tcp, answer)| {
+        status_of(&answer) == Some(503) && try_finish_the_post_and_close(tcp).is_ok()
+    })
 }
 
 /// Asks for the metadata (a route that needs no token) on a fresh connection until it is
@@ -1024,19 +1011,24 @@ const LARGE_BODY: usize = 1 << 20;
 /// Writes the head of a POST declaring a body of [`LARGE_BODY`] bytes and the body's first
 /// 4 KiB, then reads what the server answers until it closes its side.
 fn start_a_large_post(server: &HttpServer) -> (TcpStream, Vec<u8>) {
+    try_start_a_large_post(server).unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`start_a_large_post`], saying what failed rather than failing the test.
+fn try_start_a_large_post(server: &HttpServer) -> Result<(TcpStream, Vec<u8>), String> {
     let mut tcp = connect(server.addr());
     // A regression that stops reading fails the test rather than hanging it.
     tcp.set_write_timeout(Some(TIMEOUT)).expect("write timeout");
     tcp.write_all(&large_post_head(server))
-        .expect("write the head and the start of the body");
+        .map_err(|e| format!("write the head and the start of the body: {e}"))?;
     let mut answer = Vec::new();
     let mut buffer = [0u8; 4096];
     tcp.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
     loop {
         match tcp.read(&mut buffer) {
-            Ok(0) => return (tcp, answer),
+            Ok(0) => return Ok((tcp, answer)),
             Ok(n) => answer.extend_from_slice(&buffer[..n]),
-            Err(e) => panic!("read the answer: {e}"),
+            Err(e) => return Err(format!("read the answer: {e}")),
         }
     }
 }
@@ -1055,16 +1047,25 @@ fn large_post_head(server: &HttpServer) -> Vec<u8> {
 
 /// Writes the rest of [`start_a_large_post`]'s body and closes the client's side: the write
 /// must be taken and the connection end cleanly, not with a reset.
-fn finish_the_post_and_close(mut tcp: TcpStream) {
+fn finish_the_post_and_close(tcp: TcpStream) {
+    if let Err(why) = try_finish_the_post_and_close(tcp) {
+        panic!("{why}");
+    }
+}
+
+/// [`finish_the_post_and_close`], saying what failed rather than failing the test.
+fn try_finish_the_post_and_close(mut tcp: TcpStream) -> Result<(), String> {
     tcp.write_all(&vec![b' '; LARGE_BODY - 4096])
-        .expect("write the rest of the body after the answer");
+        .map_err(|e| format!("write the rest of the body after the answer: {e}"))?;
     tcp.shutdown(Shutdown::Write)
-        .expect("close the client's side");
+        .map_err(|e| format!("close the client's side: {e}"))?;
     let mut buffer = [0u8; 16];
     match tcp.read(&mut buffer) {
-        Ok(0) => {}
-        Ok(n) => panic!("more bytes after the end: {n}"),
-        Err(e) => panic!("the connection ended with {e} rather than a clean close"),
+        Ok(0) => Ok(()),
+        Ok(n) => Err(format!("more bytes after the end: {n}")),
+        Err(e) => Err(format!(
+            "the connection ended with {e} rather than a clean close"
+        )),
     }
 }
 
