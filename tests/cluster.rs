@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use std::net::SocketAddr;
 
-use mcp_tests::cluster::{Nginx, Replicas};
+use mcp_tests::cluster::{Nginx, Redis, Replicas, SilencingProxy};
 use mcp_tests::http::{EventStream, HttpServer, Next, Request, Response};
 use mcp_tests::peer::MODERN;
 use serde_json::{Value, json};
@@ -372,6 +372,76 @@ fn after_redis_restarts_a_change_is_answered_once_every_replica_has_it_again() {
         [json!("error")],
         "replica 2 had not applied the change when it was answered"
     );
+}
+
+/// A replica whose subscription stops delivering while its connection stays open (left
+/// half-open behind a NAT or a proxy that lost its state) no longer hears its own hellos;
+/// within the time the others remember a replica plus one hello's interval (30 s + 10 s)
+/// it subscribes again, and changes made through another replica reach it once more.
+#[test]
+fn a_replica_whose_subscription_falls_silent_subscribes_again() {
+    let redis = Redis::start();
+    let proxy = SilencingProxy::start(redis.port);
+    let (direct_url, proxied_url) = (redis.url(), proxy.url());
+    // Copies of a session not read again for a minute: only the bus tells of a change.
+    let replica = |url: &str| {
+        HttpServer::spawn_with_args(
+            env!("CARGO_BIN_EXE_catalogue").as_ref(),
+            &[],
+            &[
+                ("MCP_REDIS_URL", url),
+                ("MCP_STATE_KEY", "a key every replica of the test shares"),
+                ("SESSION_RECHECK_MS", "60000"),
+                ("BUS_APPLIED_WAIT_MS", "1000"),
+            ],
+        )
+    };
+    let direct = replica(&direct_url);
+    let proxied = replica(&proxied_url);
+    proxy.wait_for_subscriptions(1, mcp_tests::TIMEOUT);
+    wait_for_replicas_on_the_bus(redis.port, 2);
+    let session = initialize(&direct, json!({}));
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    // The replica behind the proxy keeps a copy of the session.
+    let pinged = post(&proxied, Some(&session), &ping).send();
+    assert_eq!(pinged.status, 200, "{pinged:?}");
+
+    assert_eq!(
+        proxy.silence_subscriptions(),
+        1,
+        "one subscription to silence"
+    );
+    let silenced = Instant::now();
+    set_level(&direct, &session, 2, "error");
+    // The change did not reach the silenced replica: its copy still lets `info` through.
+    assert_eq!(
+        levels_logged(&proxied, &session, 3),
+        [json!("info"), json!("error")],
+        "the silenced replica applied a change it cannot have heard of"
+    );
+
+    proxy.wait_for_subscriptions(2, Duration::from_secs(60));
+    let noticed = silenced.elapsed();
+    assert!(
+        noticed >= Duration::from_secs(20),
+        "subscribed again after {noticed:?}, before its own hellos could have been missed"
+    );
+    // Subscribed again, it applies the next change: until it shows, every answer it gives
+    // comes from the copy the bus must update (the shared record is not read for a minute).
+    set_level(&direct, &session, 4, "warning");
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    let mut id = 5;
+    loop {
+        let levels = levels_logged(&proxied, &session, id);
+        if levels == [json!("error")] {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replica that subscribed again never applied the change: {levels:?}"
+        );
+        id += 1;
+    }
 }
 
 /// Waits until `count` replicas are subscribed to the bus of the Redis on `port` (the

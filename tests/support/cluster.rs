@@ -10,9 +10,11 @@
 //! on which its master ends its workers and then itself, and whatever is left in the group
 //! is killed after that, so no worker outlives a test.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::group::ProcessGroup;
@@ -243,5 +245,190 @@ impl Drop for Nginx {
         // A SIGKILL to the master alone would leave its workers running, orphaned.
         self.process.stop(libc::SIGTERM, TIMEOUT);
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A TCP proxy in front of Redis that can silence the pub/sub subscriptions made through
+/// it: such a connection stays open and what its client sends still reaches Redis, but
+/// nothing Redis sends on it reaches the client any more, as when a connection is left
+/// half-open behind a NAT or a proxy that lost its state. Every other connection (commands,
+/// `PUBLISH`) passes untouched, and so does every subscription made after the silence.
+pub struct SilencingProxy {
+    pub port: u16,
+    shared: Arc<ProxyShared>,
+}
+
+#[derive(Default)]
+struct ProxyShared {
+    stop: AtomicBool,
+    links: Mutex<Vec<Link>>,
+    /// The subscriptions Redis confirmed, in order, each with what its client sent up to
+    /// its SUBSCRIBE (the channels it named).
+    confirmed: Mutex<Vec<String>>,
+    changed: Condvar,
+}
+
+/// One client's connection, and the proxy's to Redis for it.
+struct Link {
+    client: TcpStream,
+    redis: TcpStream,
+    /// What the client sent up to its SUBSCRIBE, once it subscribed on this connection.
+    subscribed: Arc<Mutex<Option<String>>>,
+    silenced: Arc<AtomicBool>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether `needle` is in what was read, counting the end of the last read (a command or a
+/// reply may be split between two reads); keeps the end of `chunk` for the next read.
+fn seen_across(tail: &mut Vec<u8>, chunk: &[u8], needle: &[u8]) -> bool {
+    tail.extend_from_slice(chunk);
+    let found = tail.windows(needle.len()).any(|w| w == needle);
+    let keep_from = tail.len().saturating_sub(needle.len());
+    tail.drain(..keep_from);
+    found
+}
+
+/// Copies what `from` sends to `to`, each read passed on when `look` says so, until either
+/// side closes; then closes both.
+fn copy(from: &TcpStream, to: &TcpStream, mut look: impl FnMut(&[u8]) -> bool) {
+    use std::io::{Read, Write};
+    let (mut reader, mut writer) = (from, to);
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        let n = match reader.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if look(&buffer[..n]) && writer.write_all(&buffer[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = from.shutdown(Shutdown::Both);
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+impl SilencingProxy {
+    /// Listens on a loopback port of its own and passes every connection on to Redis on
+    /// `redis_port`.
+    pub fn start(redis_port: u16) -> SilencingProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("the proxy's port");
+        let port = listener.local_addr().expect("the proxy's address").port();
+        let shared = Arc::new(ProxyShared::default());
+        let accepting = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                if accepting.stop.load(Ordering::Acquire) {
+                    break;
+                }
+                let Ok(client) = client else { continue };
+                match TcpStream::connect(("127.0.0.1", redis_port)) {
+                    Ok(redis) => SilencingProxy::pass(&accepting, client, redis),
+                    Err(_) => {
+                        let _ = client.shutdown(Shutdown::Both);
+                    }
+                }
+            }
+        });
+        SilencingProxy { port, shared }
+    }
+
+    /// Copies both ways between `client` and `redis` until either side closes.
+    fn pass(shared: &Arc<ProxyShared>, client: TcpStream, redis: TcpStream) {
+        let clone = |stream: &TcpStream| stream.try_clone().expect("a handle on a connection");
+        let link = Link {
+            client: clone(&client),
+            redis: clone(&redis),
+            subscribed: Arc::default(),
+            silenced: Arc::default(),
+        };
+        let subscribed = Arc::clone(&link.subscribed);
+        let marking = Arc::clone(&link.subscribed);
+        let silenced = Arc::clone(&link.silenced);
+        locked(&shared.links).push(link);
+        // The client's commands, on to Redis; a SUBSCRIBE marks the connection.
+        let (up_from, up_to) = (clone(&client), clone(&redis));
+        std::thread::spawn(move || {
+            let (mut sent, mut tail) = (Vec::new(), Vec::new());
+            copy(&up_from, &up_to, |chunk| {
+                let mut marked = locked(&marking);
+                if marked.is_none() {
+                    sent.extend_from_slice(chunk);
+                    if seen_across(&mut tail, chunk, b"\r\nSUBSCRIBE\r\n") {
+                        *marked = Some(String::from_utf8_lossy(&sent).into_owned());
+                    }
+                }
+                true
+            });
+        });
+        // Redis's replies and messages, back to the client unless silenced.
+        let shared = Arc::clone(shared);
+        std::thread::spawn(move || {
+            let (mut tail, mut confirmed) = (Vec::new(), false);
+            copy(&redis, &client, |chunk| {
+                if silenced.load(Ordering::Acquire) {
+                    return false;
+                }
+                if !confirmed
+                    && let Some(sent) = locked(&subscribed).clone()
+                    && seen_across(&mut tail, chunk, b"\r\nsubscribe\r\n")
+                {
+                    confirmed = true;
+                    locked(&shared.confirmed).push(sent);
+                    shared.changed.notify_all();
+                }
+                true
+            });
+        });
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Silences every subscription made so far; returns how many.
+    pub fn silence_subscriptions(&self) -> usize {
+        let links = locked(&self.shared.links);
+        let subscriptions = links.iter().filter(|l| locked(&l.subscribed).is_some());
+        subscriptions
+            .map(|link| link.silenced.store(true, Ordering::Release))
+            .count()
+    }
+
+    /// Waits until Redis has confirmed `count` subscriptions made through the proxy, or
+    /// fails the test after `within`; returns what each one's client sent up to its
+    /// SUBSCRIBE (the channels it named), in order.
+    pub fn wait_for_subscriptions(&self, count: usize, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        let mut confirmed = locked(&self.shared.confirmed);
+        while confirmed.len() < count {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "{} of {count} subscriptions through the proxy within {within:?}",
+                confirmed.len()
+            );
+            confirmed = self
+                .shared
+                .changed
+                .wait_timeout(confirmed, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        confirmed.clone()
+    }
+}
+
+impl Drop for SilencingProxy {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        // Wakes the accepting thread, which then sees `stop`.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        for link in locked(&self.shared.links).iter() {
+            let _ = link.client.shutdown(Shutdown::Both);
+            let _ = link.redis.shutdown(Shutdown::Both);
+        }
     }
 }
