@@ -1028,6 +1028,96 @@ mod tests {
         assert!(!served(b.find(&id, None).await));
     }
 
+    /// A store whose next read, once held, takes the record as it is when the read starts
+    /// and gives it only when released: a read that Redis answered before another
+    /// replica's write, and that reached this replica after that replica's event.
+    #[derive(Default)]
+    struct Held {
+        store: InMemorySessionStore,
+        next_read: Mutex<
+            Option<(
+                tokio::sync::oneshot::Sender<()>,
+                tokio::sync::oneshot::Receiver<()>,
+            )>,
+        >,
+    }
+
+    impl SessionStore for Held {
+        fn put<'a>(
+            &'a self,
+            record: &'a SessionRecord,
+            ttl: Duration,
+        ) -> crate::cluster::StoreFuture<'a, ()> {
+            self.store.put(record, ttl)
+        }
+
+        fn get<'a>(
+            &'a self,
+            id: &'a str,
+            ttl: Duration,
+        ) -> crate::cluster::StoreFuture<'a, Option<SessionRecord>> {
+            let held = self.next_read.lock().unwrap().take();
+            Box::pin(async move {
+                let read = self.store.get(id, ttl).await;
+                if let Some((started, released)) = held {
+                    let _ = started.send(());
+                    let _ = released.await;
+                }
+                read
+            })
+        }
+
+        fn remove<'a>(&'a self, id: &'a str) -> crate::cluster::StoreFuture<'a, bool> {
+            self.store.remove(id)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_record_read_while_another_replica_told_of_a_change_is_read_again() {
+        // b held no copy to apply the change to, or applied it to its copy and then the
+        // record read before it over it.
+        for holds_a_copy in [false, true] {
+            let (bus, store) = (Arc::default(), Arc::new(Held::default()));
+            // Copies not read again for a minute: only the bus, or the check of its events
+            // against the read, can keep b's copy current.
+            let options = HttpOptions::default().shared_session_recheck(Duration::from_secs(60));
+            let a = replica(&bus, &store, options.clone());
+            let b = replica(&bus, &store, options);
+            let id = opened(&a).await;
+            let (original, before) = a.find(&id, None).await.ok().expect("a serves it");
+            if holds_a_copy {
+                let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+                // Due to be read again (as after another replica said it changed).
+                copy.session.mark_for_recheck();
+            }
+
+            // b's read of the session is answered with the record as it was before a's
+            // change, after a told of the change.
+            let (started, read_started) = tokio::sync::oneshot::channel();
+            let (release, released) = tokio::sync::oneshot::channel();
+            *store.next_read.lock().unwrap() = Some((started, released));
+            let (found, ()) = tokio::join!(b.find(&id, None), async {
+                read_started.await.expect("b reads the record");
+                original.session.subscribe("test://watched");
+                a.share_changes(&original, before).await;
+                let _ = release.send(());
+            });
+            let (copy, _) = found.ok().expect("b serves it");
+            assert!(
+                copy.session.subscriptions().is_empty(),
+                "b took the record read before the change (holding a copy: {holds_a_copy})"
+            );
+            // So b's next request reads the record again, rather than serving that copy
+            // for the whole recheck interval.
+            let (copy, _) = b.find(&id, None).await.ok().expect("b serves it");
+            assert_eq!(
+                copy.session.subscriptions(),
+                ["test://watched"],
+                "holding a copy: {holds_a_copy}"
+            );
+        }
+    }
+
     #[test]
     fn only_what_a_request_changed_is_written_over_the_stored_record() {
         let before = SessionRecord {
