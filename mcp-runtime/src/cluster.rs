@@ -62,6 +62,12 @@ pub enum ClusterEvent {
         /// The client's result, or its error.
         answer: Result<Value, RpcError>,
     },
+    /// Not another replica's: the bus delivers it itself when its subscription is back
+    /// after a time in which events may have been lost (its connection dropped, or it
+    /// delivered nothing). Every copy of a shared session is then read again on its next
+    /// request. Never sent between replicas.
+    #[serde(skip)]
+    Resubscribed,
 }
 
 /// The bus between replicas. Events are best-effort: one lost while the bus is down is not
@@ -87,7 +93,8 @@ pub trait Bus: Send + Sync + 'static {
     }
 
     /// Delivers every other replica's events to `deliver`, from now on (called once, when
-    /// the server is built).
+    /// the server is built). A bus that may lose events while it is disconnected delivers
+    /// [`ClusterEvent::Resubscribed`] once it is back.
     fn subscribe(&self, deliver: Box<dyn Fn(ClusterEvent) + Send + Sync>);
 }
 

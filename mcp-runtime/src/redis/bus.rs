@@ -369,12 +369,15 @@ impl Bus for RedisBus {
         };
         let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner()).take();
         tokio::spawn(async move {
-            // Subscribed again whenever the connection drops: events published meanwhile
-            // are lost, as the bus promises no more.
+            // Subscribed again whenever the connection drops or falls silent: events
+            // published meanwhile are lost, as the bus promises no more, and the server is
+            // told so that it reads its copies of shared sessions again.
             loop {
                 let pubsub = match first.take() {
                     Some(pubsub) => Ok(pubsub),
-                    None => subscribed(&client, &listener.channel, &listener.origin).await,
+                    None => subscribed(&client, &listener.channel, &listener.origin)
+                        .await
+                        .inspect(|_| (listener.deliver)(ClusterEvent::Resubscribed)),
                 };
                 let listened = match pubsub {
                     Ok(pubsub) => listener.listen(pubsub).await,

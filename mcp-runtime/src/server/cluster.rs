@@ -83,6 +83,23 @@ impl Server {
                         .deliver(Some(&RequestId::Number(request)), answer);
                 }
             }
+            ClusterEvent::Resubscribed => self.recheck_every_session(),
+        }
+    }
+
+    /// Events about any shared session may have been missed: every copy is read again on
+    /// its next request, and a record being read now is not taken as current.
+    fn recheck_every_session(&self) {
+        for counter in &self.inner.session_events {
+            counter.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        }
+        let keyed = self
+            .inner
+            .keyed_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for session in keyed.values().filter_map(Weak::upgrade) {
+            session.mark_for_recheck();
         }
     }
 

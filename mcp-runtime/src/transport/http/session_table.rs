@@ -915,8 +915,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_copy_is_served_until_the_bus_says_its_session_ended() {
-        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+    async fn a_copy_is_served_until_the_bus_says_its_session_ended_or_it_may_have_missed_it() {
+        let (bus, store) = (
+            Arc::<Loopback>::default(),
+            Arc::new(InMemorySessionStore::default()),
+        );
         let a = replica(&bus, &store, HttpOptions::default());
         let b = replica(&bus, &store, HttpOptions::default());
         let id = opened(&a).await;
@@ -925,6 +928,14 @@ mod tests {
         // served as it is (nothing told b).
         store.remove(&id).await.unwrap();
         assert!(served(b.find(&id, None).await), "b's fresh copy is served");
+        // b's bus is back after a gap and says it may have missed events: b reads the
+        // record again.
+        {
+            let listeners = bus.listeners.lock().unwrap();
+            let (_, deliver_to_b) = listeners.iter().find(|(end, _)| *end == 1).expect("b");
+            deliver_to_b(ClusterEvent::Resubscribed);
+        }
+        assert!(!served(b.find(&id, None).await), "b read the record again");
 
         // Ended through a replica, which tells the others before it answers.
         let id = opened(&a).await;
