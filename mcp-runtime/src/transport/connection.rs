@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Waker};
 
+use super::tracker::Tasks;
 use tokio::sync::mpsc;
-use tokio_util::task::TaskTracker;
 
 use crate::protocol::{Frame, RpcError, error_frame};
 use crate::server::{Routed, Server};
@@ -44,7 +44,7 @@ pub(crate) struct Connection {
     server: Server,
     session: Arc<Session>,
     channel: RequestChannel,
-    tracker: TaskTracker,
+    tracker: Tasks,
     out: Outbound,
 }
 
@@ -56,7 +56,7 @@ impl Connection {
             server,
             session,
             channel: RequestChannel::new(out.clone()),
-            tracker: TaskTracker::new(),
+            tracker: Tasks::new(),
             out,
         }
     }

@@ -9,6 +9,7 @@ pub mod memory;
 #[cfg(unix)]
 mod protocol_stdout;
 mod stdio;
+pub(crate) mod tracker;
 
 #[cfg(feature = "http")]
 pub(crate) use stdio::init_stderr_logging;

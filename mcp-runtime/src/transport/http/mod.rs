@@ -35,13 +35,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::transport::tracker::Tasks;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, StatusCode};
 use axum::response::IntoResponse as _;
 use axum::routing::{MethodRouter, get};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 pub use auth::{AuthRejection, BearerTokens, TokenVerifier};
 pub use events::{EventFuture, EventStore, EventStoreLimits, InMemoryEventStore, StreamRead};
@@ -302,7 +302,7 @@ impl Server {
             scoped_paths,
             options,
             sessions,
-            tasks: TaskTracker::new(),
+            tasks: Tasks::new(),
             shutdown: CancellationToken::new(),
             drained: CancellationToken::new(),
             #[cfg(feature = "legacy-sse")]

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::transport::tracker::Tasks;
 use axum::body::Body;
 use axum::http::{HeaderValue, Response, StatusCode, header};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use super::HttpOptions;
 use super::session_table::SessionTable;
@@ -19,7 +19,7 @@ pub(crate) struct HttpState {
     pub options: HttpOptions,
     pub sessions: SessionTable,
     /// Handler tasks, waited for at shutdown.
-    pub tasks: TaskTracker,
+    pub tasks: Tasks,
     /// Fires at shutdown: the sessions' own streams end.
     pub shutdown: CancellationToken,
     /// Fires at shutdown once every handler has finished: the streams that follow a request
