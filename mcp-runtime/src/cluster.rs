@@ -27,6 +27,7 @@ use crate::tasks::StoredTask;
 /// What one replica tells the others.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ClusterEvent {
     /// Lists changed: a bit set of tools (1), prompts (2) and resources (4).
     ListChanged {

@@ -354,7 +354,9 @@ impl SilencingProxy {
             let (mut sent, mut tail) = (Vec::new(), Vec::new());
             copy(&up_from, &up_to, |chunk| {
                 let mut marked = locked(&marking);
-                if marked.is_none() {
+                // A connection that has not subscribed within its first 64 KiB of commands
+                // is taken for one that never will.
+                if marked.is_none() && sent.len() < 64 * 1024 {
                     sent.extend_from_slice(chunk);
                     if seen_across(&mut tail, chunk, b"\r\nSUBSCRIBE\r\n") {
                         *marked = Some(String::from_utf8_lossy(&sent).into_owned());

@@ -141,19 +141,23 @@ impl RedisBus {
         );
     }
 
-    fn send(&self, event: ClusterEvent, applied: Option<u64>) {
+    /// Queues the event for Redis; false when it is none to send between replicas
+    /// ([`ClusterEvent::Resubscribed`] does not serialise).
+    fn send(&self, event: ClusterEvent, applied: Option<u64>) -> bool {
         let envelope = Envelope {
             origin: self.origin.clone(),
             applied,
             event,
         };
-        if let Ok(message) = serde_json::to_string(&envelope) {
-            let _ = self.outbox.send(Outgoing {
-                channel: self.channel.clone(),
-                message,
-                waited: applied,
-            });
-        }
+        let Ok(message) = serde_json::to_string(&envelope) else {
+            return false;
+        };
+        let _ = self.outbox.send(Outgoing {
+            channel: self.channel.clone(),
+            message,
+            waited: applied,
+        });
+        true
     }
 }
 
@@ -325,7 +329,7 @@ impl Drop for WaitGuard<'_> {
 
 impl Bus for RedisBus {
     fn publish(&self, event: ClusterEvent) {
-        self.send(event, None);
+        let _ = self.send(event, None);
     }
 
     /// Finishes once every replica has applied the event (see the module's documentation),
@@ -341,7 +345,10 @@ impl Bus for RedisBus {
             waits: &self.waits,
             number,
         };
-        self.send(event, Some(number));
+        if !self.send(event, Some(number)) {
+            // Nothing went out, so nothing will be answered: the guard ends the wait now.
+            return Box::pin(std::future::ready(()));
+        }
         let limit = Duration::from_millis(
             self.applied_wait_ms
                 .load(std::sync::atomic::Ordering::Relaxed),

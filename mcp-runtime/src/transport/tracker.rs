@@ -3,8 +3,10 @@
 //! without the `futures-util` that crate's `rt` feature compiles into every build.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::Poll;
 
 use tokio::sync::Notify;
 
@@ -30,7 +32,7 @@ impl Inner {
 }
 
 /// Counts its task as finished when dropped: at its end, and when it panics or the runtime
-/// drops it unfinished.
+/// drops it unfinished (or never polled).
 struct Running(Arc<Inner>);
 
 impl Drop for Running {
@@ -41,12 +43,31 @@ impl Drop for Running {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// A task and its place in the count. The task is declared first, so it is dropped
+    /// first: what it holds is gone before the count says it finished.
+    struct Counted<F> {
+        #[pin]
+        task: F,
+        running: Running,
+    }
+}
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        self.project().task.poll(cx)
+    }
+}
+
 impl Tasks {
     pub(crate) fn new() -> Tasks {
         Tasks::default()
     }
 
     /// Spawns `task` on the current runtime, counted until it finishes.
+    #[track_caller]
     pub(crate) fn spawn<F>(&self, task: F) -> tokio::task::JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -54,10 +75,7 @@ impl Tasks {
     {
         self.inner.running.fetch_add(1, Ordering::AcqRel);
         let running = Running(Arc::clone(&self.inner));
-        tokio::spawn(async move {
-            let _running = running;
-            task.await
-        })
+        tokio::spawn(Counted { task, running })
     }
 
     /// How many tasks have not finished.
@@ -112,6 +130,34 @@ mod tests {
         finish.send(()).unwrap();
         tasks.wait().await;
         assert_eq!(tasks.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_task_dropped_unpolled_still_counts_while_what_it_holds_is_dropped() {
+        /// Notes how many tasks still counted as running when it was dropped.
+        struct Held(Tasks, Arc<AtomicUsize>);
+        impl Drop for Held {
+            fn drop(&mut self) {
+                self.1.store(self.0.len() + 1, Ordering::Release);
+            }
+        }
+        let tasks = Tasks::new();
+        let running_then = Arc::new(AtomicUsize::new(0));
+        let held = Held(tasks.clone(), Arc::clone(&running_then));
+        // Aborted before this one-thread runtime ever polls it.
+        tasks
+            .spawn(async move {
+                let _held = held;
+                std::future::pending::<()>().await
+            })
+            .abort();
+        tasks.close();
+        tasks.wait().await;
+        assert_eq!(
+            running_then.load(Ordering::Acquire),
+            2,
+            "what the task held was dropped after it counted as finished"
+        );
     }
 
     #[tokio::test]

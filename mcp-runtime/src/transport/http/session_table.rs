@@ -1107,12 +1107,18 @@ mod tests {
             let (started, read_started) = tokio::sync::oneshot::channel();
             let (release, released) = tokio::sync::oneshot::channel();
             *store.next_read.lock().unwrap() = Some((started, released));
-            let (found, ()) = tokio::join!(b.find(&id, None), async {
-                read_started.await.expect("b reads the record");
-                original.session.subscribe("test://watched");
-                a.share_changes(&original, before).await;
-                let _ = release.send(());
-            });
+            // Bounded: a `find` that never read the store would leave the read held forever.
+            let raced = async {
+                tokio::join!(b.find(&id, None), async {
+                    read_started.await.expect("b reads the record");
+                    original.session.subscribe("test://watched");
+                    a.share_changes(&original, before).await;
+                    let _ = release.send(());
+                })
+            };
+            let (found, ()) = tokio::time::timeout(Duration::from_secs(10), raced)
+                .await
+                .expect("b read the record once");
             let (copy, _) = found.ok().expect("b serves it");
             assert!(
                 copy.session.subscriptions().is_empty(),
@@ -1127,6 +1133,43 @@ mod tests {
                 "holding a copy: {holds_a_copy}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_record_read_while_the_bus_subscribed_again_is_read_again() {
+        let (bus, store) = (Arc::<Loopback>::default(), Arc::new(Held::default()));
+        let options = HttpOptions::default().shared_session_recheck(Duration::from_secs(60));
+        let a = replica(&bus, &store, options.clone());
+        let b = replica(&bus, &store, options);
+        let id = opened(&a).await;
+        // b's first read of the session is answered with the record as it was before a
+        // change b was never told of (its bus was down), after b's bus came back.
+        let (started, read_started) = tokio::sync::oneshot::channel();
+        let (release, released) = tokio::sync::oneshot::channel();
+        *store.next_read.lock().unwrap() = Some((started, released));
+        let raced = async {
+            tokio::join!(b.find(&id, None), async {
+                read_started.await.expect("b reads the record");
+                let ttl = Duration::from_secs(60);
+                let mut record = store.store.get(&id, ttl).await.unwrap().unwrap();
+                record.subscriptions.push("test://watched".into());
+                store.store.put(&record, ttl).await.unwrap();
+                {
+                    let listeners = bus.listeners.lock().unwrap();
+                    let (_, deliver_to_b) = listeners.iter().find(|(end, _)| *end == 1).expect("b");
+                    deliver_to_b(ClusterEvent::Resubscribed);
+                }
+                let _ = release.send(());
+            })
+        };
+        let (found, ()) = tokio::time::timeout(Duration::from_secs(10), raced)
+            .await
+            .expect("b read the record once");
+        let (copy, _) = found.ok().expect("b adopts it");
+        assert!(copy.session.subscriptions().is_empty());
+        // The read began before the bus came back: b reads the record again.
+        let (copy, _) = b.find(&id, None).await.ok().expect("b serves it");
+        assert_eq!(copy.session.subscriptions(), ["test://watched"]);
     }
 
     #[test]
