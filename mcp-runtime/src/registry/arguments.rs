@@ -10,9 +10,11 @@
 //! - a name the type does not know is refused, naming the closest known one, wherever serde
 //!   would have dropped it silently — unless the tool's input schema opens that object to other
 //!   properties (a flattened map, or `additionalProperties` that is not `false`). serde reports
-//!   what it skips as it reads (through `serde_ignored`), so a call pays nothing more unless a
-//!   name is unknown; what serde reads from a buffered copy (a `#[serde(flatten)]` field, an
-//!   internally tagged or untagged enum) it skips without a word, and is not checked.
+//!   what it skips as it reads (through `serde_ignored`, which copies each key it reads; a
+//!   `#[tool]` function's own parameter names are matched by the runtime, which copies only
+//!   a name it does not know), so the arguments are read once unless a name is unknown; what
+//!   serde reads from a buffered copy (a `#[serde(flatten)]` field, an internally tagged or
+//!   untagged enum) it skips without a word, and is not checked.
 
 use std::marker::PhantomData;
 
@@ -20,7 +22,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::fields::{ArgumentFields, FieldsSeed};
+use super::fields::{ArgumentFields, FieldsSeed, Skipped};
 use crate::content::CallToolResult;
 
 /// The raw `arguments` of a `tools/call`, borrowed from the message, deserialised by the
@@ -70,7 +72,7 @@ impl<'a> Arguments<'a> {
     /// Reads the arguments through `seed`, as [`parse`](Self::parse) says.
     fn read<S, V>(&self, seed: S) -> Result<V, CallToolResult>
     where
-        S: Copy + for<'de> DeserializeSeed<'de, Value = V>,
+        S: Copy + for<'de> DeserializeSeed<'de, Value = V> + ReadNoting<V>,
     {
         let text = self.raw.map_or("{}", RawValue::get);
         let text = if text == "null" { "{}" } else { text };
@@ -115,16 +117,13 @@ impl<'a> Arguments<'a> {
     /// error when they do but name properties the schema does not welcome.
     fn read_noting_skipped<S, V>(&self, seed: S, text: &str) -> Result<Option<V>, CallToolResult>
     where
-        S: for<'de> DeserializeSeed<'de, Value = V>,
+        S: ReadNoting<V>,
     {
-        let mut unknown = Vec::new();
-        let mut note = |path: serde_ignored::Path<'_>| unknown.push(segments(&path));
-        let note = &mut note as &mut Note;
+        let mut skipped = Skipped::default();
         let de = &mut serde_json::Deserializer::from_str(text);
-        let parsed = seed.deserialize(serde_ignored::Deserializer::new(&mut *de, &mut &mut *note));
-        match parsed {
+        match seed.read_noting(&mut *de, &mut skipped) {
             Ok(parsed) if de.end().is_ok() => {
-                self.refuse_unknown(&unknown)?;
+                self.refuse_unknown(&skipped.0)?;
                 Ok(Some(parsed))
             }
             _ => Ok(None),
@@ -181,16 +180,51 @@ fn not_an_object(text: &str) -> Option<&'static str> {
 
 /// One step of the path to a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Segment {
+pub(crate) enum Segment {
     Key(String),
     Index(usize),
 }
 
+/// Reads the arguments, noting in `skipped` the path to each name their type skips.
+pub(crate) trait ReadNoting<V> {
+    fn read_noting<'de, D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+        skipped: &mut Skipped,
+    ) -> Result<V, D::Error>;
+}
+
+/// A type of the user's own: read through `serde_ignored` as a whole, each key it reads
+/// copied in case something under it is skipped.
+impl<T: DeserializeOwned> ReadNoting<T> for PhantomData<T> {
+    fn read_noting<'de, D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+        skipped: &mut Skipped,
+    ) -> Result<T, D::Error> {
+        let mut note = |path: serde_ignored::Path<'_>| skipped.0.push(segments(&path));
+        let mut note: &mut Note = &mut note;
+        T::deserialize(serde_ignored::Deserializer::new(deserializer, &mut note))
+    }
+}
+
+/// A `#[tool]` function's parameters: their names are known, so only what is inside their
+/// values goes through `serde_ignored` (see [`FieldsSeed::deserialize_noting`]).
+impl<F: ArgumentFields> ReadNoting<F> for FieldsSeed<F> {
+    fn read_noting<'de, D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+        skipped: &mut Skipped,
+    ) -> Result<F, D::Error> {
+        self.deserialize_noting(deserializer, skipped)
+    }
+}
+
 /// What notes a name the arguments' type skipped (see [`Arguments::parse`]).
-type Note<'a> = dyn FnMut(serde_ignored::Path<'_>) + 'a;
+pub(crate) type Note<'a> = dyn FnMut(serde_ignored::Path<'_>) + 'a;
 
 /// The keys and indices of a path serde_ignored reports (an `Option` or a newtype is no step).
-fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
+pub(crate) fn segments(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
     use serde_ignored::Path;
     let mut out = Vec::new();
     let mut node = path;
@@ -610,6 +644,9 @@ mod tests {
             r#"{"n": 1, "label": "a", "filter": []}"#,
             r#"{"n": 1, "lable": "a"}"#,
             r#"{"n": 1, "label": "a", "zzzzzzzzzz": 1}"#,
+            r#"{"lable": "b", "n": 1, "label": "a", "filter": {"tga": "x"}}"#,
+            r#"{"filter": {"tag": "x", "tga": "x", "gat": 1}, "n": 1, "lable": "b", "label": "a"}"#,
+            r#"{"n": 1, "label": "a", "\u006cable": "b"}"#,
             r#"{"n": 1, "label": "a", "n": 2}"#,
             r#"{"n": 1, "label": "a", "n": null}"#,
             r#"{"n": null, "label": "a", "n": 2}"#,

@@ -18,6 +18,8 @@ use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
+use super::arguments::{Note, Segment, segments};
+
 /// The values of a tool's parameters, as a tree: `()` for none, `(P,)` for one parameter of
 /// type `P`, `(Left, Right)` for the parameters of `Left` followed by those of `Right`.
 /// Implemented for every such tree of types that deserialise.
@@ -31,13 +33,15 @@ pub trait ArgumentFields: Sized {
     type Slots: Default;
 
     /// Reads the value of the parameter at `index` of the tree into its slot; `names` are
-    /// the tree's own, in order.
+    /// the tree's own, in order. With `skipped`, what the value's type skips inside it is
+    /// noted there.
     #[doc(hidden)]
     fn read_value<'de, A: MapAccess<'de>>(
         slots: &mut Self::Slots,
         index: usize,
         names: &'static [&'static str],
         map: &mut A,
+        skipped: Option<&mut Skipped>,
     ) -> Result<(), A::Error>;
 
     /// The values, once the object is read; a parameter not given is read as serde's
@@ -55,6 +59,7 @@ impl ArgumentFields for () {
         _: usize,
         _: &'static [&'static str],
         map: &mut A,
+        _: Option<&mut Skipped>,
     ) -> Result<(), A::Error> {
         // Not reached: an index is one of the names.
         map.next_value::<IgnoredAny>().map(drop)
@@ -74,11 +79,19 @@ impl<P: DeserializeOwned> ArgumentFields for (P,) {
         _: usize,
         names: &'static [&'static str],
         map: &mut A,
+        skipped: Option<&mut Skipped>,
     ) -> Result<(), A::Error> {
         if slot.is_some() {
             return Err(de::Error::duplicate_field(name(names)));
         }
-        *slot = Some(map.next_value()?);
+        *slot = Some(match skipped {
+            Some(skipped) => map.next_value_seed(Noted {
+                name: name(names),
+                skipped,
+                value: PhantomData::<P>,
+            })?,
+            None => map.next_value()?,
+        });
         Ok(())
     }
 
@@ -99,11 +112,12 @@ impl<Left: ArgumentFields, Right: ArgumentFields> ArgumentFields for (Left, Righ
         index: usize,
         names: &'static [&'static str],
         map: &mut A,
+        skipped: Option<&mut Skipped>,
     ) -> Result<(), A::Error> {
         let (left_names, right_names) = split(names, Left::LEN);
         match index.checked_sub(Left::LEN) {
-            None => Left::read_value(left, index, left_names, map),
-            Some(index) => Right::read_value(right, index, right_names, map),
+            None => Left::read_value(left, index, left_names, map, skipped),
+            Some(index) => Right::read_value(right, index, right_names, map, skipped),
         }
     }
 
@@ -175,11 +189,119 @@ impl<'de, F: ArgumentFields> Visitor<'de> for FieldsSeed<F> {
         let mut slots = F::Slots::default();
         while let Some(index) = map.next_key_seed(FieldIndex(self.names))? {
             match index {
-                Some(index) => F::read_value(&mut slots, index, self.names, &mut map)?,
+                Some(index) => F::read_value(&mut slots, index, self.names, &mut map, None)?,
                 None => drop(map.next_value::<IgnoredAny>()?),
             }
         }
         F::finish(slots, self.names)
+    }
+}
+
+impl<F: ArgumentFields> FieldsSeed<F> {
+    /// Reads as the seed does, noting in `skipped` each name it skips, at the top or inside
+    /// a parameter's value, as `serde_ignored` would have around the whole read; only the
+    /// values are read through `serde_ignored` (with their parameter's name in front of the
+    /// paths it reports), so a name that is known costs no copy of itself.
+    pub(crate) fn deserialize_noting<'de, D: de::Deserializer<'de>>(
+        self,
+        deserializer: D,
+        skipped: &mut Skipped,
+    ) -> Result<F, D::Error> {
+        deserializer.deserialize_struct(
+            "arguments",
+            self.names,
+            Noting {
+                seed: self,
+                skipped,
+            },
+        )
+    }
+}
+
+/// Segments of the paths to names the arguments' type skipped, as
+/// [`Arguments`](super::arguments::Arguments) notes them.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct Skipped(pub(crate) Vec<Vec<Segment>>);
+
+/// [`FieldsSeed`]'s visitor, noting the names it skips.
+struct Noting<'s, F> {
+    seed: FieldsSeed<F>,
+    skipped: &'s mut Skipped,
+}
+
+impl<'de, F: ArgumentFields> Visitor<'de> for Noting<'_, F> {
+    type Value = F;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.seed.expecting(f)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<F, A::Error> {
+        let names = self.seed.names;
+        let mut slots = F::Slots::default();
+        while let Some(index) = map.next_key_seed(FieldOrName(names))? {
+            match index {
+                Ok(index) => F::read_value(&mut slots, index, names, &mut map, Some(self.skipped))?,
+                Err(unknown) => {
+                    map.next_value::<IgnoredAny>()?;
+                    self.skipped.0.push(vec![Segment::Key(unknown)]);
+                }
+            }
+        }
+        F::finish(slots, names)
+    }
+}
+
+/// A parameter's value read through `serde_ignored`, each path it reports noted with the
+/// parameter's name in front.
+struct Noted<'s, P> {
+    name: &'static str,
+    skipped: &'s mut Skipped,
+    value: PhantomData<P>,
+}
+
+impl<'de, P: de::Deserialize<'de>> DeserializeSeed<'de> for Noted<'_, P> {
+    type Value = P;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<P, D::Error> {
+        let (name, skipped) = (self.name, &mut self.skipped.0);
+        let mut note = |path: serde_ignored::Path<'_>| {
+            let mut at = vec![Segment::Key(name.to_owned())];
+            at.extend(segments(&path));
+            skipped.push(at);
+        };
+        // One callback type for every parameter type, as for a whole struct's read.
+        let mut note: &mut Note = &mut note;
+        P::deserialize(serde_ignored::Deserializer::new(deserializer, &mut note))
+    }
+}
+
+/// Reads a key as the index of the parameter it names, or as the name itself when no
+/// parameter has it (copied then only).
+struct FieldOrName(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for FieldOrName {
+    type Value = Result<usize, String>;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_identifier(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldOrName {
+    type Value = Result<usize, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an argument's name")
+    }
+
+    fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(self
+            .0
+            .iter()
+            .position(|known| *known == name)
+            .ok_or_else(|| name.to_owned()))
     }
 }
 
