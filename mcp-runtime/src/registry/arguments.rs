@@ -664,14 +664,99 @@ mod tests {
                     limit,
                     filter,
                 });
-            match (derived, listed) {
-                (Ok(derived), Ok(listed)) => assert_eq!(derived, listed, "{case}"),
-                (Err(derived), Err(listed)) => {
-                    assert_eq!(text_of(&derived), text_of(&listed), "{case}")
-                }
-                (derived, listed) => panic!("{case}: {derived:?} against {listed:?}"),
-            }
+            assert_read_alike(case, derived, listed);
         }
+    }
+
+    /// The same value from both readers, or the same refusal.
+    fn assert_read_alike<T: PartialEq + std::fmt::Debug>(
+        case: &str,
+        derived: Result<T, CallToolResult>,
+        listed: Result<T, CallToolResult>,
+    ) {
+        match (derived, listed) {
+            (Ok(derived), Ok(listed)) => assert_eq!(derived, listed, "{case}"),
+            (Err(derived), Err(listed)) => {
+                assert_eq!(text_of(&derived), text_of(&listed), "{case}")
+            }
+            (derived, listed) => panic!("{case}: {derived:?} against {listed:?}"),
+        }
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    enum Choice {
+        A(Filter),
+        B { x: i64 },
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Shapes {
+        v: Option<Vec<Filter>>,
+        m: Option<std::collections::BTreeMap<String, Filter>>,
+        e: Option<Choice>,
+        val: Option<Value>,
+    }
+
+    type ShapeList = (
+        (
+            (Option<Vec<Filter>>,),
+            (Option<std::collections::BTreeMap<String, Filter>>,),
+        ),
+        ((Option<Choice>,), (Option<Value>,)),
+    );
+
+    /// Paths through arrays, maps, enum variants and free-form values, and names given in
+    /// escaped form, are noted alike by the parameter reader and by a derived struct.
+    #[test]
+    fn a_parameter_list_notes_skipped_names_in_every_shape_as_a_struct_does() {
+        let filter = search_schema()["properties"]["filter"].clone();
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "v": {"type": "array", "items": filter},
+                "m": {"type": "object", "additionalProperties": filter},
+                "e": {"oneOf": [
+                    {"type": "object", "properties": {"A": filter}, "additionalProperties": false},
+                    {"type": "object", "properties": {"B": {"type": "object",
+                        "properties": {"x": {"type": "integer"}}, "additionalProperties": false}},
+                        "additionalProperties": false}
+                ]},
+                "val": {},
+            },
+            "additionalProperties": false
+        });
+        let cases = [
+            r#"{"v": [{"tag": "x"}, {"tga": 1}]}"#,
+            r#"{"m": {"k": {"tga": 1}, "l": {"tag": "y"}}}"#,
+            r#"{"e": {"B": {"x": 1, "y": 2}}}"#,
+            r#"{"e": {"A": {"tga": 1}}}"#,
+            r#"{"val": {"anything": 1}}"#,
+            r#"{"zz": {"a": [1, {"b": 2}]}}"#,
+            r#"{"zz": 1, "zz": 2}"#,
+            r#"{"\u0076": [{"tag": "x"}]}"#,
+            r#"{"v": [], "\u0076": []}"#,
+            r#"{"v": [{"t\u0067a": 1}]}"#,
+            r#"{"v": [{"tga": 1}], "e": {"B": {"y": 2}}, "zz": 0}"#,
+        ];
+        for case in cases {
+            let raw = RawValue::from_string(case.to_owned()).unwrap();
+            let arguments = Arguments::new(Some(&raw)).with_schema(&schema);
+            let derived = arguments.parse::<Shapes>();
+            let listed = arguments
+                .parse_fields::<ShapeList>(&["v", "m", "e", "val"])
+                .map(|(((v,), (m,)), ((e,), (val,)))| Shapes { v, m, e, val });
+            assert_read_alike(case, derived, listed);
+        }
+        // No parameters at all: every name is unknown, and nothing inside it is looked at.
+        let raw = raw(json!({"x": {"y": 1}}));
+        let none = Arguments::new(Some(&raw))
+            .with_schema(&json!({"type": "object", "additionalProperties": false}))
+            .parse_fields::<()>(&[])
+            .unwrap_err();
+        assert_eq!(
+            text_of(&none),
+            "invalid arguments: unknown argument `x`; the tool takes no arguments"
+        );
     }
 
     #[test]

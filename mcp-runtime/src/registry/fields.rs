@@ -10,8 +10,8 @@
 //! here are the runtime's, so none of that happens, and what a parameter list reads is exactly
 //! what serde's derive reads for a struct of the same fields: a field named twice, one missing
 //! (unless its type reads nothing as a value, as an `Option` does), and a name the list does
-//! not know (read as [`IgnoredAny`], which is what tells the caller it was skipped) are
-//! reported as serde's derive reports them.
+//! not know (read as [`IgnoredAny`], and noted as skipped by the reading that notes names)
+//! are reported as serde's derive reports them.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -33,15 +33,15 @@ pub trait ArgumentFields: Sized {
     type Slots: Default;
 
     /// Reads the value of the parameter at `index` of the tree into its slot; `names` are
-    /// the tree's own, in order. With `skipped`, what the value's type skips inside it is
-    /// noted there.
+    /// the tree's own, in order, and `reader` reads it (noting what its type skips inside
+    /// it, or not).
     #[doc(hidden)]
-    fn read_value<'de, A: MapAccess<'de>>(
+    fn read_value<'de, A: MapAccess<'de>, R: ReadValue>(
         slots: &mut Self::Slots,
         index: usize,
         names: &'static [&'static str],
         map: &mut A,
-        skipped: Option<&mut Skipped>,
+        reader: &mut R,
     ) -> Result<(), A::Error>;
 
     /// The values, once the object is read; a parameter not given is read as serde's
@@ -54,12 +54,12 @@ impl ArgumentFields for () {
     const LEN: usize = 0;
     type Slots = ();
 
-    fn read_value<'de, A: MapAccess<'de>>(
+    fn read_value<'de, A: MapAccess<'de>, R: ReadValue>(
         _: &mut (),
         _: usize,
         _: &'static [&'static str],
         map: &mut A,
-        _: Option<&mut Skipped>,
+        _: &mut R,
     ) -> Result<(), A::Error> {
         // Not reached: an index is one of the names.
         map.next_value::<IgnoredAny>().map(drop)
@@ -74,24 +74,17 @@ impl<P: DeserializeOwned> ArgumentFields for (P,) {
     const LEN: usize = 1;
     type Slots = Option<P>;
 
-    fn read_value<'de, A: MapAccess<'de>>(
+    fn read_value<'de, A: MapAccess<'de>, R: ReadValue>(
         slot: &mut Option<P>,
         _: usize,
         names: &'static [&'static str],
         map: &mut A,
-        skipped: Option<&mut Skipped>,
+        reader: &mut R,
     ) -> Result<(), A::Error> {
         if slot.is_some() {
             return Err(de::Error::duplicate_field(name(names)));
         }
-        *slot = Some(match skipped {
-            Some(skipped) => map.next_value_seed(Noted {
-                name: name(names),
-                skipped,
-                value: PhantomData::<P>,
-            })?,
-            None => map.next_value()?,
-        });
+        *slot = Some(reader.read(name(names), map)?);
         Ok(())
     }
 
@@ -107,17 +100,17 @@ impl<Left: ArgumentFields, Right: ArgumentFields> ArgumentFields for (Left, Righ
     const LEN: usize = Left::LEN + Right::LEN;
     type Slots = (Left::Slots, Right::Slots);
 
-    fn read_value<'de, A: MapAccess<'de>>(
+    fn read_value<'de, A: MapAccess<'de>, R: ReadValue>(
         (left, right): &mut Self::Slots,
         index: usize,
         names: &'static [&'static str],
         map: &mut A,
-        skipped: Option<&mut Skipped>,
+        reader: &mut R,
     ) -> Result<(), A::Error> {
         let (left_names, right_names) = split(names, Left::LEN);
         match index.checked_sub(Left::LEN) {
-            None => Left::read_value(left, index, left_names, map, skipped),
-            Some(index) => Right::read_value(right, index, right_names, map, skipped),
+            None => Left::read_value(left, index, left_names, map, reader),
+            Some(index) => Right::read_value(right, index, right_names, map, reader),
         }
     }
 
@@ -189,7 +182,7 @@ impl<'de, F: ArgumentFields> Visitor<'de> for FieldsSeed<F> {
         let mut slots = F::Slots::default();
         while let Some(index) = map.next_key_seed(FieldIndex(self.names))? {
             match index {
-                Some(index) => F::read_value(&mut slots, index, self.names, &mut map, None)?,
+                Some(index) => F::read_value(&mut slots, index, self.names, &mut map, &mut Plain)?,
                 None => drop(map.next_value::<IgnoredAny>()?),
             }
         }
@@ -242,7 +235,7 @@ impl<'de, F: ArgumentFields> Visitor<'de> for Noting<'_, F> {
         let mut slots = F::Slots::default();
         while let Some(index) = map.next_key_seed(FieldOrName(names))? {
             match index {
-                Ok(index) => F::read_value(&mut slots, index, names, &mut map, Some(self.skipped))?,
+                Ok(index) => F::read_value(&mut slots, index, names, &mut map, &mut *self.skipped)?,
                 Err(unknown) => {
                     map.next_value::<IgnoredAny>()?;
                     self.skipped.0.push(vec![Segment::Key(unknown)]);
@@ -349,5 +342,46 @@ impl<'de, E: de::Error> de::Deserializer<'de> for MissingField<E> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple
         tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// How a parameter's value is read. Chosen by type rather than by a value, so that each way
+/// of reading the arguments compiles its own reader of each parameter type and no other.
+#[doc(hidden)]
+pub trait ReadValue {
+    #[doc(hidden)]
+    fn read<'de, P: DeserializeOwned, A: MapAccess<'de>>(
+        &mut self,
+        name: &'static str,
+        map: &mut A,
+    ) -> Result<P, A::Error>;
+}
+
+/// A value read as it is (the read that tracks a failure's path).
+#[doc(hidden)]
+pub struct Plain;
+
+impl ReadValue for Plain {
+    fn read<'de, P: DeserializeOwned, A: MapAccess<'de>>(
+        &mut self,
+        _: &'static str,
+        map: &mut A,
+    ) -> Result<P, A::Error> {
+        map.next_value()
+    }
+}
+
+/// A value read noting what its type skips inside it.
+impl ReadValue for Skipped {
+    fn read<'de, P: DeserializeOwned, A: MapAccess<'de>>(
+        &mut self,
+        name: &'static str,
+        map: &mut A,
+    ) -> Result<P, A::Error> {
+        map.next_value_seed(Noted {
+            name,
+            skipped: self,
+            value: PhantomData::<P>,
+        })
     }
 }
