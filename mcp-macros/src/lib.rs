@@ -4,7 +4,7 @@
 //! This file holds only the entry points. An item attribute goes through three steps: `parse`
 //! reads the attribute and the function into a model, each piece on its own, and `validate`
 //! checks the pieces against each other, both recording every error with its span in one
-//! [`ctxt::Ctxt`]; then `expand` writes the model's code, or, when there were errors,
+//! `ctxt::Ctxt`; then `expand` writes the model's code, or, when there were errors,
 //! `expand::fallback` writes the function with its hidden struct and the errors, so nothing
 //! after them fails in turn. `#[mcp_runtime::main]` without options is checked and expanded
 //! the same way. Only `expand` writes code, with the paths of `paths.rs`.

@@ -66,7 +66,7 @@ use crate::schema::SchemaProfile;
 /// The future a dynamic tool's closure returns, boxed.
 type Call = std::pin::Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
 
-/// A tool made at run time (see the [module](self)). Register it with
+/// A tool made at run time. Register it with
 /// [`ServerBuilder::dynamic_tool`](crate::ServerBuilder::dynamic_tool), or add it to a
 /// running server with [`Server::add_dynamic_tool`](crate::Server::add_dynamic_tool).
 #[derive(Clone)]

@@ -131,7 +131,7 @@ pub fn idle_sessions(
 }
 
 /// `echo` of texts of `bytes` bytes over Streamable HTTP: one session (2025-11-25), one
-/// keep-alive connection, one call in flight, [`growth::payload_calls`](crate::growth)
+/// keep-alive connection, one call in flight, [`growth::payload_calls`](crate::growth::payload_calls)
 /// calls; each answer checked to carry its text, as JSON or as an SSE event.
 pub fn payload(
     name: &'static str,

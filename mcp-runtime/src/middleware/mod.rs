@@ -60,7 +60,7 @@ mod stack;
 mod timing;
 
 pub use builtin::AuditLayer;
-pub use rate_limit::RateLimit;
+pub use rate_limit::{RATE_LIMITED, RateLimit};
 pub use response_cache::ResponseCache;
 pub use stack::Next;
 pub(crate) use stack::{Stack, Terminal};

@@ -8,7 +8,7 @@
 //!   introspection endpoint, the answers kept for a short while.
 //!
 //! Both bind the token to this server (its audience must be this server's canonical URI)
-//! and give handlers the same [`AuthInfo`](crate::AuthInfo): subject, scopes, client id and
+//! and give handlers the same [`AuthInfo`]: subject, scopes, client id and
 //! claims. Give one to [`HttpOptions::auth`](crate::http::HttpOptions::auth); the scopes a
 //! tool, prompt or resource needs are declared on it (`#[tool(scopes("notes:write"))]`).
 
