@@ -262,9 +262,8 @@ pub struct SilencingProxy {
 struct ProxyShared {
     stop: AtomicBool,
     links: Mutex<Vec<Link>>,
-    /// The subscriptions Redis confirmed, in order, each with what its client sent up to
-    /// its SUBSCRIBE (the channels it named).
-    confirmed: Mutex<Vec<String>>,
+    /// How many subscriptions Redis confirmed.
+    confirmed: Mutex<usize>,
     changed: Condvar,
 }
 
@@ -272,8 +271,8 @@ struct ProxyShared {
 struct Link {
     client: TcpStream,
     redis: TcpStream,
-    /// What the client sent up to its SUBSCRIBE, once it subscribed on this connection.
-    subscribed: Arc<Mutex<Option<String>>>,
+    /// The client subscribed on this connection.
+    subscribed: Arc<AtomicBool>,
     silenced: Arc<AtomicBool>,
 }
 
@@ -351,16 +350,13 @@ impl SilencingProxy {
         // The client's commands, on to Redis; a SUBSCRIBE marks the connection.
         let (up_from, up_to) = (clone(&client), clone(&redis));
         std::thread::spawn(move || {
-            let (mut sent, mut tail) = (Vec::new(), Vec::new());
+            let mut tail = Vec::new();
             copy(&up_from, &up_to, |chunk| {
-                let mut marked = locked(&marking);
-                // A connection that has not subscribed within its first 64 KiB of commands
-                // is taken for one that never will.
-                if marked.is_none() && sent.len() < 64 * 1024 {
-                    sent.extend_from_slice(chunk);
-                    if seen_across(&mut tail, chunk, b"\r\nSUBSCRIBE\r\n") {
-                        *marked = Some(String::from_utf8_lossy(&sent).into_owned());
-                    }
+                // Marked before the command goes on, so before Redis can confirm it.
+                if !marking.load(Ordering::Acquire)
+                    && seen_across(&mut tail, chunk, b"\r\nSUBSCRIBE\r\n")
+                {
+                    marking.store(true, Ordering::Release);
                 }
                 true
             });
@@ -374,11 +370,11 @@ impl SilencingProxy {
                     return false;
                 }
                 if !confirmed
-                    && let Some(sent) = locked(&subscribed).clone()
+                    && subscribed.load(Ordering::Acquire)
                     && seen_across(&mut tail, chunk, b"\r\nsubscribe\r\n")
                 {
                     confirmed = true;
-                    locked(&shared.confirmed).push(sent);
+                    *locked(&shared.confirmed) += 1;
                     shared.changed.notify_all();
                 }
                 true
@@ -393,24 +389,25 @@ impl SilencingProxy {
     /// Silences every subscription made so far; returns how many.
     pub fn silence_subscriptions(&self) -> usize {
         let links = locked(&self.shared.links);
-        let subscriptions = links.iter().filter(|l| locked(&l.subscribed).is_some());
+        let subscriptions = links
+            .iter()
+            .filter(|l| l.subscribed.load(Ordering::Acquire));
         subscriptions
             .map(|link| link.silenced.store(true, Ordering::Release))
             .count()
     }
 
     /// Waits until Redis has confirmed `count` subscriptions made through the proxy, or
-    /// fails the test after `within`; returns what each one's client sent up to its
-    /// SUBSCRIBE (the channels it named), in order.
-    pub fn wait_for_subscriptions(&self, count: usize, within: Duration) -> Vec<String> {
+    /// fails the test after `within`.
+    pub fn wait_for_subscriptions(&self, count: usize, within: Duration) {
         let deadline = Instant::now() + within;
         let mut confirmed = locked(&self.shared.confirmed);
-        while confirmed.len() < count {
+        while *confirmed < count {
             let left = deadline.saturating_duration_since(Instant::now());
             assert!(
                 !left.is_zero(),
                 "{} of {count} subscriptions through the proxy within {within:?}",
-                confirmed.len()
+                *confirmed
             );
             confirmed = self
                 .shared
@@ -419,7 +416,6 @@ impl SilencingProxy {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
-        confirmed.clone()
     }
 }
 

@@ -167,26 +167,7 @@ impl<'de, F: ArgumentFields> DeserializeSeed<'de> for FieldsSeed<F> {
     type Value = F;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<F, D::Error> {
-        deserializer.deserialize_struct("arguments", self.names, self)
-    }
-}
-
-impl<'de, F: ArgumentFields> Visitor<'de> for FieldsSeed<F> {
-    type Value = F;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object of named arguments")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<F, A::Error> {
-        let mut slots = F::Slots::default();
-        while let Some(index) = map.next_key_seed(FieldIndex(self.names))? {
-            match index {
-                Some(index) => F::read_value(&mut slots, index, self.names, &mut map, &mut Plain)?,
-                None => drop(map.next_value::<IgnoredAny>()?),
-            }
-        }
-        F::finish(slots, self.names)
+        self.deserialize_with(deserializer, &mut Plain)
     }
 }
 
@@ -200,14 +181,16 @@ impl<F: ArgumentFields> FieldsSeed<F> {
         deserializer: D,
         skipped: &mut Skipped,
     ) -> Result<F, D::Error> {
-        deserializer.deserialize_struct(
-            "arguments",
-            self.names,
-            Noting {
-                seed: self,
-                skipped,
-            },
-        )
+        self.deserialize_with(deserializer, skipped)
+    }
+
+    fn deserialize_with<'de, D: de::Deserializer<'de>, R: ReadValue>(
+        self,
+        deserializer: D,
+        reader: &mut R,
+    ) -> Result<F, D::Error> {
+        let reading = Reading { seed: self, reader };
+        deserializer.deserialize_struct("arguments", self.names, reading)
     }
 }
 
@@ -217,28 +200,29 @@ impl<F: ArgumentFields> FieldsSeed<F> {
 #[derive(Default)]
 pub struct Skipped(pub(crate) Vec<Vec<Segment>>);
 
-/// [`FieldsSeed`]'s visitor, noting the names it skips.
-struct Noting<'s, F> {
+/// [`FieldsSeed`]'s visitor: each known parameter's value read by `reader`, each unknown
+/// name handed to it.
+struct Reading<'r, F, R> {
     seed: FieldsSeed<F>,
-    skipped: &'s mut Skipped,
+    reader: &'r mut R,
 }
 
-impl<'de, F: ArgumentFields> Visitor<'de> for Noting<'_, F> {
+impl<'de, F: ArgumentFields, R: ReadValue> Visitor<'de> for Reading<'_, F, R> {
     type Value = F;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.seed.expecting(f)
+        f.write_str("an object of named arguments")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<F, A::Error> {
         let names = self.seed.names;
         let mut slots = F::Slots::default();
-        while let Some(index) = map.next_key_seed(FieldOrName(names))? {
+        while let Some(index) = map.next_key_seed(FieldIndex(names))? {
             match index {
-                Ok(index) => F::read_value(&mut slots, index, names, &mut map, &mut *self.skipped)?,
+                Ok(index) => F::read_value(&mut slots, index, names, &mut map, self.reader)?,
                 Err(unknown) => {
                     map.next_value::<IgnoredAny>()?;
-                    self.skipped.0.push(vec![Segment::Key(unknown)]);
+                    self.reader.skipped(unknown);
                 }
             }
         }
@@ -271,10 +255,11 @@ impl<'de, P: de::Deserialize<'de>> DeserializeSeed<'de> for Noted<'_, P> {
 }
 
 /// Reads a key as the index of the parameter it names, or as the name itself when no
-/// parameter has it (copied then only).
-struct FieldOrName(&'static [&'static str]);
+/// parameter has it (copied then only), as an identifier, the way serde's derive reads a
+/// field's name.
+struct FieldIndex(&'static [&'static str]);
 
-impl<'de> DeserializeSeed<'de> for FieldOrName {
+impl<'de> DeserializeSeed<'de> for FieldIndex {
     type Value = Result<usize, String>;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -282,44 +267,20 @@ impl<'de> DeserializeSeed<'de> for FieldOrName {
     }
 }
 
-impl<'de> Visitor<'de> for FieldOrName {
+impl<'de> Visitor<'de> for FieldIndex {
     type Value = Result<usize, String>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an argument's name")
     }
 
+    // JSON's keys are strings: no other form of a name is read.
     fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
         Ok(self
             .0
             .iter()
             .position(|known| *known == name)
             .ok_or_else(|| name.to_owned()))
-    }
-}
-
-/// Reads a key as the index of the parameter it names (`None` for a name no parameter has),
-/// as an identifier, the way serde's derive reads a field's name.
-struct FieldIndex(&'static [&'static str]);
-
-impl<'de> DeserializeSeed<'de> for FieldIndex {
-    type Value = Option<usize>;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<usize>, D::Error> {
-        d.deserialize_identifier(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FieldIndex {
-    type Value = Option<usize>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an argument's name")
-    }
-
-    // JSON's keys are strings: no other form of a name is read.
-    fn visit_str<E: de::Error>(self, name: &str) -> Result<Option<usize>, E> {
-        Ok(self.0.iter().position(|known| *known == name))
     }
 }
 
@@ -355,6 +316,10 @@ pub trait ReadValue {
         name: &'static str,
         map: &mut A,
     ) -> Result<P, A::Error>;
+
+    /// A name no parameter has, whose value was skipped.
+    #[doc(hidden)]
+    fn skipped(&mut self, name: String);
 }
 
 /// A value read as it is (the read that tracks a failure's path).
@@ -369,6 +334,8 @@ impl ReadValue for Plain {
     ) -> Result<P, A::Error> {
         map.next_value()
     }
+
+    fn skipped(&mut self, _: String) {}
 }
 
 /// A value read noting what its type skips inside it.
@@ -383,5 +350,9 @@ impl ReadValue for Skipped {
             skipped: self,
             value: PhantomData::<P>,
         })
+    }
+
+    fn skipped(&mut self, name: String) {
+        self.0.push(vec![Segment::Key(name)]);
     }
 }
