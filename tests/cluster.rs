@@ -377,8 +377,8 @@ fn after_redis_restarts_a_change_is_answered_once_every_replica_has_it_again() {
 /// A replica whose subscription stops delivering while its connection stays open (left
 /// half-open behind a NAT or a proxy that lost its state) no longer hears its own hellos;
 /// within the time the others remember a replica plus one hello's interval (30 s + 10 s)
-/// it subscribes again, reads again the sessions it may have missed changes of, and hears
-/// the next change.
+/// it subscribes again, reads again the sessions it may have missed changes of, tells its
+/// listeners that what they follow may have changed, and hears the next change.
 #[test]
 fn a_replica_whose_subscription_falls_silent_subscribes_again() {
     let redis = Redis::start();
@@ -407,6 +407,25 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
     // The replica behind the proxy keeps a copy of the session.
     let pinged = post(&proxied, Some(&session), &ping).send();
     assert_eq!(pinged.status, 200, "{pinged:?}");
+    // And a listener there follows a resource and the tools list.
+    let listen = modern_post(
+        &proxied,
+        1,
+        "subscriptions/listen",
+        modern_params(
+            json!({"notifications": {"resourceSubscriptions": ["test://watched"],
+                                     "toolsListChanged": true}}),
+            json!({}),
+        ),
+    )
+    .send();
+    assert_eq!(listen.status, 200, "{listen:?}");
+    let mut listening = listen.events();
+    let (_, ack) = next_message(&mut listening, mcp_tests::TIMEOUT).expect("an ack");
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
 
     assert_eq!(
         proxy.silence_subscriptions(),
@@ -421,6 +440,10 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
         [json!("info"), json!("error")],
         "the silenced replica applied a change it cannot have heard of"
     );
+    // The resource changes while the replica hears nothing: only its knowing that it may
+    // have missed something can tell its listener.
+    let touched = call(&direct, &session, 100, "touch_watched", json!({}));
+    assert_eq!(touched["result"]["content"][0]["text"], "touched");
 
     proxy.wait_for_subscriptions(2, Duration::from_secs(60));
     // Its last hello heard came at most one interval (10 s) before the silence, and it
@@ -430,6 +453,28 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
     assert!(
         noticed >= Duration::from_secs(19),
         "subscribed again after {noticed:?}, before its own hellos could have been missed"
+    );
+    // Subscribed again, it tells its listener that what it follows may have changed.
+    let mut told = Vec::new();
+    while told.len() < 2 {
+        let (_, heard) = next_message(&mut listening, mcp_tests::TIMEOUT).unwrap_or_else(|| {
+            panic!("the listener was not told what may have changed, only {told:?}")
+        });
+        told.push(heard);
+    }
+    told.sort_by_key(|m| m["method"].to_string());
+    assert_eq!(
+        [
+            &told[0]["method"],
+            &told[1]["method"],
+            &told[0]["params"]["uri"]
+        ],
+        [
+            "notifications/resources/updated",
+            "notifications/tools/list_changed",
+            "test://watched"
+        ],
+        "{told:?}"
     );
     // Subscribed again, it reads the session again: the change it missed is in force.
     let mut id = 4;

@@ -66,13 +66,15 @@ pub enum ClusterEvent {
     /// Not another replica's: the bus delivers it itself when its subscription is back
     /// after a time in which events may have been lost (its connection dropped, or it
     /// delivered nothing). Every copy of a shared session is then read again on its next
-    /// request. Never sent between replicas.
+    /// request, and every client is told that the lists offered and the resources it
+    /// follows may have changed. Never sent between replicas.
     #[serde(skip)]
     Resubscribed,
 }
 
 /// The bus between replicas. Events are best-effort: one lost while the bus is down is not
-/// delivered later.
+/// delivered later, but a bus that says so when it is back
+/// ([`ClusterEvent::Resubscribed`]) has the server make up for what may have been lost.
 pub trait Bus: Send + Sync + 'static {
     /// Sends an event to every other replica.
     fn publish(&self, event: ClusterEvent);

@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 
 use super::Server;
 use crate::cluster::{ClusterEvent, SessionRecord};
-use crate::protocol::{LogLevel, RequestId};
+use crate::protocol::{ListKind, LogLevel, Needs, RequestId};
 use crate::session::Session;
 
 impl Server {
@@ -83,7 +83,35 @@ impl Server {
                         .deliver(Some(&RequestId::Number(request)), answer);
                 }
             }
-            ClusterEvent::Resubscribed => self.recheck_every_session(),
+            ClusterEvent::Resubscribed => {
+                self.recheck_every_session();
+                self.tell_what_may_have_changed();
+            }
+        }
+    }
+
+    /// The other replicas' lists changed and resources updated while the bus was down are
+    /// lost: every client here is told that what it follows may have changed — each list
+    /// this server offers, each resource a session is subscribed to or a listener follows —
+    /// and reads it again. A notification too many costs a client one read; one too few
+    /// leaves it with a stale list or resource until the next change.
+    fn tell_what_may_have_changed(&self) {
+        let offered = [Needs::Tools, Needs::Prompts, Needs::Resources];
+        let kinds = ListKind::ALL
+            .into_iter()
+            .zip(offered)
+            .filter(|(_, needs)| self.has(*needs))
+            .fold(0, |kinds, (kind, _)| kinds | kind.bit());
+        if kinds != 0 {
+            self.deliver_list_changed(kinds);
+        }
+        let mut followed = std::collections::BTreeSet::new();
+        for session in self.initialized_sessions() {
+            followed.extend(session.subscriptions());
+        }
+        followed.extend(self.inner.listeners.followed_resources());
+        for uri in followed {
+            self.deliver_resource_updated(&uri);
         }
     }
 
@@ -195,4 +223,102 @@ pub(crate) fn apply_record(session: &Session, record: &SessionRecord) {
     // Another replica changed what the session sees: its client hears it from this one too,
     // which may hold its stream.
     crate::context::notify_lists_changed(session, changed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Implementation, ProtocolVersion};
+    use crate::session::{Negotiated, Outbound};
+
+    /// A bus that carries nothing: only what it delivers itself is looked at.
+    struct Quiet;
+
+    impl crate::cluster::Bus for Quiet {
+        fn publish(&self, _: ClusterEvent) {}
+        fn subscribe(&self, _: Box<dyn Fn(ClusterEvent) + Send + Sync>) {}
+    }
+
+    #[test]
+    fn a_bus_back_after_a_gap_tells_each_session_of_what_it_follows_and_of_lists_offered() {
+        static NOOP: crate::registry::ToolDescriptor = crate::registry::ToolDescriptor {
+            name: "noop",
+            title: None,
+            description: None,
+            annotations: crate::protocol::ToolAnnotations {
+                read_only: None,
+                destructive: None,
+                idempotent: None,
+                open_world: None,
+            },
+            icons: &[],
+            meta: None,
+            input_schema: || serde_json::json!({"type": "object"}),
+            output_schema: || None,
+            task: crate::tasks::TaskSupport::Never,
+            timeout: None,
+            schema_profile: None,
+            call: |_, _| Box::pin(async { crate::content::CallToolResult::error("unused") }),
+            states: &[],
+            scopes: &[],
+            location: crate::registry::SourceLocation {
+                file: file!(),
+                line: line!(),
+            },
+        };
+        let server = Server::builder("replica", "1.0.0")
+            .auto_register(false)
+            .tools([&NOOP])
+            .bus(Arc::new(Quiet))
+            .build()
+            .expect("a server");
+        let session_following = |uris: &[&str]| {
+            let (out, frames) = Outbound::new();
+            let session = Arc::new(Session::new(out));
+            session.initialize(Negotiated {
+                version: ProtocolVersion::LATEST_HANDSHAKE,
+                client_info: Implementation::new("client", "1.0"),
+                client_capabilities: Default::default(),
+            });
+            for uri in uris {
+                session.subscribe(uri);
+            }
+            server.register_session(&session);
+            (session, frames)
+        };
+        let (_a, mut told_a) = session_following(&["test://one", "test://two"]);
+        let (_b, mut told_b) = session_following(&["test://two"]);
+
+        server.on_cluster_event(ClusterEvent::Resubscribed);
+
+        let told = |frames: &mut crate::session::OutboundQueue| {
+            let mut told = Vec::new();
+            while let Some(frame) = frames.try_recv() {
+                let message: serde_json::Value = serde_json::from_slice(&frame).expect("JSON");
+                told.push(format!(
+                    "{} {}",
+                    message["method"].as_str().unwrap_or_default(),
+                    message["params"]["uri"].as_str().unwrap_or_default()
+                ));
+            }
+            told.sort();
+            told
+        };
+        // The server offers tools only: no prompts or resources list is said to change.
+        assert_eq!(
+            told(&mut told_a),
+            [
+                "notifications/resources/updated test://one",
+                "notifications/resources/updated test://two",
+                "notifications/tools/list_changed ",
+            ]
+        );
+        assert_eq!(
+            told(&mut told_b),
+            [
+                "notifications/resources/updated test://two",
+                "notifications/tools/list_changed ",
+            ]
+        );
+    }
 }

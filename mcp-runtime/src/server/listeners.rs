@@ -84,6 +84,14 @@ impl Listeners {
         }
     }
 
+    /// Every resource some listener follows.
+    pub(crate) fn followed_resources(&self) -> HashSet<String> {
+        self.live()
+            .iter()
+            .flat_map(|l| l.resources.iter().cloned())
+            .collect()
+    }
+
     /// Tells every listener following `uri` that the resource changed.
     pub(crate) fn resource_updated(&self, uri: &str) {
         for listener in self.live().iter().filter(|l| l.follows_resource(uri)) {

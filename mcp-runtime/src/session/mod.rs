@@ -259,7 +259,6 @@ impl Session {
     }
 
     /// The resources the client subscribed to.
-    #[cfg(feature = "http")]
     pub(crate) fn subscriptions(&self) -> Vec<String> {
         let mut uris: Vec<String> = self
             .subscriptions
