@@ -619,8 +619,10 @@ async fn respond(
                 (First::Finished(Err(_)), _) => {
                     json_error(StatusCode::INTERNAL_SERVER_ERROR, "the handler stopped")
                 }
+                // Boxed: a stream is the rarer answer, and its future held inline would
+                // make every request's future larger.
                 (First::Message(first), Some(http_session)) => {
-                    stream_response(
+                    Box::pin(stream_response(
                         state,
                         (http_session, served.before.clone()),
                         session,
@@ -628,7 +630,7 @@ async fn respond(
                         frames,
                         done,
                         close,
-                    )
+                    ))
                     .await
                 }
                 // A stateless-era request: its notifications (progress, logs) and its

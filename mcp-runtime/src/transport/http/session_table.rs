@@ -588,21 +588,57 @@ impl SessionTable {
 
     /// Writes a shared session's record back when a request changed it (its log level, its
     /// subscriptions), and tells the other replicas.
-    pub(crate) async fn share_changes(&self, session: &HttpSession, before: Option<SessionRecord>) {
-        let Some(store) = &self.shared else {
-            return;
-        };
-        let Some(after) = shared_record(session) else {
-            return;
-        };
+    ///
+    /// What it looks at first is looked at before the future is returned, and the writing
+    /// is boxed: most requests change nothing, and a future holding two records and the
+    /// store's round trips inline would make every request's future (moved whole, more than
+    /// once, on its way to hyper) that much larger.
+    pub(crate) fn share_changes<'a>(
+        &'a self,
+        session: &'a HttpSession,
+        before: Option<SessionRecord>,
+    ) -> impl Future<Output = ()> + Send + 'a {
+        let write = self
+            .changes_to_write(session, before)
+            .map(|(store, before, after)| {
+                Box::pin(self.write_changes(store, session, before, after))
+            });
+        async move {
+            if let Some(write) = write {
+                write.await;
+            }
+        }
+    }
+
+    /// The store, the record as it was and as it is, when a request changed a shared
+    /// session that has not ended meanwhile.
+    fn changes_to_write(
+        &self,
+        session: &HttpSession,
+        before: Option<SessionRecord>,
+    ) -> Option<(&Arc<dyn SessionStore>, Option<SessionRecord>, SessionRecord)> {
+        let store = self.shared.as_ref()?;
+        let after = shared_record(session)?;
         if before.as_ref() == Some(&after) {
-            return;
+            return None;
         }
         // A session ended while the request ran (its DELETE, here or on another replica) is
         // not brought back by writing its record again.
         if !self.map().by_id.contains_key(&session.id) {
-            return;
+            return None;
         }
+        Some((store, before, after))
+    }
+
+    /// Writes back what a request changed in a shared session (see
+    /// [`share_changes`](Self::share_changes)).
+    async fn write_changes(
+        &self,
+        store: &Arc<dyn SessionStore>,
+        session: &HttpSession,
+        before: Option<SessionRecord>,
+        after: SessionRecord,
+    ) {
         let stored = match store.get(&session.id, self.store_ttl()).await {
             Ok(Some(stored)) => stored,
             Ok(None) => return,
