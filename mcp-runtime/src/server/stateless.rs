@@ -320,7 +320,7 @@ impl Server {
     /// `read`, when given, is what the transport read of these same parameters.
     pub(super) fn prepare_stateless(
         &self,
-        connection: &Session,
+        connection: &Arc<Session>,
         method: Method,
         params: Option<&RawValue>,
         p: &StatelessParams<'_>,
@@ -354,8 +354,13 @@ impl Server {
             )
             .with_data(json!({ "supported": supported, "requested": requested })));
         }
-        // A request stands alone: a session for it only, holding what its `_meta` says.
-        let session = Arc::new(connection.request_scoped(channel.out.clone()));
+        // A request stands alone: a session for it only, holding what its `_meta` says (the
+        // one the transport made for it, when it made one).
+        let session = if connection.is_one_request() {
+            Arc::clone(connection)
+        } else {
+            Arc::new(connection.request_scoped(channel.out.clone()))
+        };
         session.initialize(Negotiated {
             version: ProtocolVersion::LATEST_HANDSHAKE,
             client_info: meta.client_info.unwrap_or_default(),

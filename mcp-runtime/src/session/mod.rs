@@ -126,6 +126,9 @@ pub(crate) struct Session {
     /// A stand-in for a request that has no session (the stateless era, a stateless HTTP
     /// endpoint): it has no store and no visibility of its own.
     sessionless: bool,
+    /// Made for one stateless-era request, whose messages it sends: the request is served
+    /// in it, not in a session scoped from it.
+    one_request: bool,
     /// What handlers keep in the session, and its visibility of the catalogue.
     data: Mutex<Kept>,
     /// The server's view of the catalogue for this session's visibility, kept until either
@@ -181,6 +184,7 @@ impl Session {
             lists_changed: AtomicU8::new(0),
             recheck: std::sync::atomic::AtomicU64::new(0),
             sessionless: false,
+            one_request: false,
             data: Mutex::new(Kept::default()),
             view: Mutex::new(None),
             serial: {
@@ -202,6 +206,23 @@ impl Session {
             sessionless: true,
             ..Session::new(notifications)
         }
+    }
+
+    /// The session of one stateless-era request, sending its messages to `out`: the
+    /// request is served in it as it is (see [`is_one_request`](Self::is_one_request)).
+    #[cfg(feature = "http")]
+    pub(crate) fn for_one_request(out: Outbound) -> Session {
+        Session {
+            sessionless: true,
+            one_request: true,
+            ..Session::new(out)
+        }
+    }
+
+    /// Whether this session was made for one stateless request and not used yet: the
+    /// request needs no session scoped from it.
+    pub(crate) fn is_one_request(&self) -> bool {
+        self.one_request && self.negotiated.get().is_none()
     }
 
     /// Whether this is a real session (not a request's stand-in).

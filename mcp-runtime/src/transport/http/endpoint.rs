@@ -294,7 +294,9 @@ async fn post_checked(
     // What the handler may read of the request; the token was read already.
     let request = Arc::new(HttpRequest::new(method, uri, headers, peer));
     let headers = request.headers();
-    let served = match serve_in(&state, &admitted, headers, auth.as_deref(), peer).await {
+    // Where the handler's messages go, before its response.
+    let (out, frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
+    let served = match serve_in(&state, &admitted, headers, auth.as_deref(), peer, &out).await {
         Ok(served) => served,
         Err(refusal) => return refused(refusal),
     };
@@ -309,6 +311,7 @@ async fn post_checked(
         (auth, Arc::clone(&request)),
         &body,
         permit,
+        (out, frames),
     )
     .await;
     share(&state, &served, response).await
@@ -381,6 +384,7 @@ async fn serve_in(
     headers: &HeaderMap,
     caller: Option<&AuthInfo>,
     peer: Option<std::net::SocketAddr>,
+    out: &Outbound,
 ) -> Result<Served, Refusal> {
     let initialize = matches!(
         admitted.shape,
@@ -396,8 +400,9 @@ async fn serve_in(
         before: None,
     };
     if admitted.stateless_era {
-        // No session: the request carries everything in its `_meta`.
-        return Ok(alone(Arc::new(Session::sessionless(Outbound::closed()))));
+        // No session: the request carries everything in its `_meta`, and is served in a
+        // session made for it alone, which sends its messages.
+        return Ok(alone(Arc::new(Session::for_one_request(out.clone()))));
     }
     if state.options.stateless {
         // An `initialize` negotiates like any other (clients send one first, stateless
@@ -485,9 +490,9 @@ async fn respond(
     (auth, request): (Option<Arc<AuthInfo>>, Arc<HttpRequest>),
     body: &[u8],
     permit: Option<Permit>,
+    (out, mut frames): (Outbound, OutboundQueue),
 ) -> Response<Body> {
     let headers = request.headers();
-    let (out, mut frames) = Outbound::with_budget(REQUEST_STREAM_BUDGET);
     // Only the handler closes its stream early (`Context::close_stream`); at shutdown the
     // stream goes on until the call it answers has finished.
     let close = CloseSignal::lazy();
