@@ -9,6 +9,8 @@
 //!                                 or the path of any server with the same `echo` tool, and
 //!                                 over HTTP `echo_progress` and `--http ADDR`)
 //! mcp-load build-cost [options]   only the build cost
+//! mcp-load manifest ours|rmcp NAME the manifest of the stdio server crate that build-cost
+//!                                 builds clean, its binary named NAME
 //! mcp-load allocs [options]       heap allocations per stdio `echo` call of ours, in the
 //!                                 stdio-only build and in the build with `http`
 //! mcp-load sessions [--sessions N] what an idle Streamable HTTP session costs ours and
@@ -57,6 +59,7 @@ usage: mcp-load all [--calls N] [--warmup N] [--reps N] [--concurrency 1,16]
        mcp-load run SERVER|PATH [--calls N] [--warmup N] [--concurrency 1,16]
                     [--transports LIST | --no-http] [--nice N] [-- ARGS]
        mcp-load build-cost [--build-reps N] [--builds LIST] [--nice N]
+       mcp-load manifest ours|rmcp NAME
        mcp-load allocs [--calls N] [--warmup N]
        mcp-load sessions [--sessions N]
        mcp-load growth [--reps N] [--rows catalogue,payloads,http-payloads,fan-out] [--tools N]
@@ -286,6 +289,19 @@ fn try_main() -> Result<()> {
                 builds: build_costs(&options)?,
             };
             print!("{}", results.to_markdown());
+            Ok(())
+        }
+        Some("manifest") => {
+            let framework = match options.positional.get(1).map(String::as_str) {
+                Some("ours") => build_cost::Framework::Ours,
+                Some("rmcp") => build_cost::Framework::Rmcp,
+                _ => return Err("manifest needs ours or rmcp, then a binary name".into()),
+            };
+            let name = options
+                .positional
+                .get(2)
+                .ok_or("manifest needs a binary name")?;
+            print!("{}", build_cost::stdio_manifest(framework, name)?);
             Ok(())
         }
         Some("help") | None => {
