@@ -261,13 +261,13 @@ pub fn catalogue_server(
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX)))
 }
 
-/// Writes a file unless it holds that text already (so that cargo sees nothing to rebuild).
 /// The manifest of the stdio echo/add server crate that a clean stdio build of `framework`
 /// compiles, its binary named `name` (for `bench/build-floor`, which builds the same crates).
 pub fn stdio_manifest(framework: Framework, name: &str) -> Result<String> {
     Ok(Sources::of_this_workspace()?.manifest_named(framework, BuildKind::Stdio, name))
 }
 
+/// Writes a file unless it holds that text already (so that cargo sees nothing to rebuild).
 fn write_if_changed(path: &Path, text: &str) -> Result<()> {
     if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
         std::fs::write(path, text)?;

@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 
 use super::Server;
 use crate::cluster::{ClusterEvent, SessionRecord};
-use crate::protocol::{ListKind, LogLevel, Needs, RequestId};
+use crate::protocol::{ListKind, LogLevel, Needs, RequestId, notification_frame};
 use crate::session::Session;
 
 impl Server {
@@ -94,7 +94,10 @@ impl Server {
     /// lost: every client here is told that what it follows may have changed — each list
     /// this server offers, each resource a session is subscribed to or a listener follows —
     /// and reads it again. A notification too many costs a client one read; one too few
-    /// leaves it with a stale list or resource until the next change.
+    /// leaves it with a stale list or resource until the next change. Subscriptions are
+    /// those this replica knows of: one made through another replica during the gap is
+    /// known here once the session's copy is read again. Task states are not told again:
+    /// a client that follows a task reads it with `tasks/get`.
     fn tell_what_may_have_changed(&self) {
         let offered = [Needs::Tools, Needs::Prompts, Needs::Resources];
         let kinds = ListKind::ALL
@@ -105,14 +108,17 @@ impl Server {
         if kinds != 0 {
             self.deliver_list_changed(kinds);
         }
-        let mut followed = std::collections::BTreeSet::new();
+        // Each follower's own list walked once: the cost is the number of subscriptions,
+        // not the resources followed times the sessions and listeners.
         for session in self.initialized_sessions() {
-            followed.extend(session.subscriptions());
+            for uri in session.subscriptions() {
+                session.notifications().notify(notification_frame(
+                    "notifications/resources/updated",
+                    &serde_json::json!({ "uri": uri }),
+                ));
+            }
         }
-        followed.extend(self.inner.listeners.followed_resources());
-        for uri in followed {
-            self.deliver_resource_updated(&uri);
-        }
+        self.inner.listeners.retell_followed_resources();
     }
 
     /// Events about any shared session may have been missed: every copy is read again on

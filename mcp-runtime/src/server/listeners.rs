@@ -84,12 +84,13 @@ impl Listeners {
         }
     }
 
-    /// Every resource some listener follows.
-    pub(crate) fn followed_resources(&self) -> HashSet<String> {
-        self.live()
-            .iter()
-            .flat_map(|l| l.resources.iter().cloned())
-            .collect()
+    /// Tells every listener that each resource it follows may have changed.
+    pub(crate) fn retell_followed_resources(&self) {
+        for listener in self.live() {
+            for uri in &listener.resources {
+                listener.send("notifications/resources/updated", json!({ "uri": uri }));
+            }
+        }
     }
 
     /// Tells every listener following `uri` that the resource changed.
