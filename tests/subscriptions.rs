@@ -215,6 +215,36 @@ fn task_notifications_need_the_tasks_extension() {
     );
 }
 
+#[test]
+fn a_filter_following_more_than_a_session_may_subscribe_to_is_refused() {
+    for transport in [Transport::Stdio, Transport::Http] {
+        let mut peer = catalogue(transport);
+        let too_many: Vec<String> = (0..=mcp_runtime::MAX_SUBSCRIPTIONS)
+            .map(|i| format!("test://r/{i}"))
+            .collect();
+        let refused = peer.call(
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": too_many}}),
+        );
+        assert_eq!(refused.error_code(), -32602, "{refused:?}");
+        let text = refused.message["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("resourceSubscriptions") && text.contains("1024"),
+            "{text}"
+        );
+        // The most is still accepted, and the server goes on serving.
+        let most = &too_many[..mcp_runtime::MAX_SUBSCRIPTIONS];
+        let (_listening, ack) = listen(&mut peer, 6, json!({"resourceSubscriptions": most}));
+        assert_eq!(
+            ack["params"]["notifications"]["resourceSubscriptions"]
+                .as_array()
+                .map(Vec::len),
+            Some(mcp_runtime::MAX_SUBSCRIPTIONS)
+        );
+        assert!(peer.call("tools/list", json!({})).result()["tools"].is_array());
+    }
+}
+
 /// How many `hold` calls the server saw cancelled.
 fn holds_cancelled(peer: &mut Peer) -> u64 {
     let reply = peer.call("tools/call", json!({"name": "holds_cancelled"}));

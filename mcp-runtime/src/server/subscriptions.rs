@@ -52,6 +52,20 @@ impl Server {
         let (session, id, out) = (req.session, req.id, req.channel);
         let p: ListenParams = req.params()?;
         let requested = p.notifications.unwrap_or_default();
+        // One listener follows no more than a session may subscribe to: the filter is held
+        // for as long as the listener lives, and a gap on the bus retells each entry.
+        let most = crate::session::MAX_SUBSCRIPTIONS;
+        for (field, asked) in [
+            ("resourceSubscriptions", &requested.resource_subscriptions),
+            ("taskIds", &requested.task_ids),
+        ] {
+            let asked = asked.as_ref().map_or(0, Vec::len);
+            if asked > most {
+                return Err(RpcError::invalid_params(format!(
+                    "{field} names {asked} entries; one subscription may follow at most {most}"
+                )));
+            }
+        }
         if requested.task_ids.is_some()
             && !session.client_supports(&super::tasks::CLIENT_CAPABILITY)
         {

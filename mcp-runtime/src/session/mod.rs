@@ -33,7 +33,8 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::Root;
 use crate::protocol::{Implementation, LogLevel, ProtocolVersion, RequestId};
 
-/// The most resources one session may subscribe to.
+/// The most resources one session may subscribe to, and the most resources or task ids one
+/// `subscriptions/listen` filter may follow.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// The stored log level meaning "send none".
