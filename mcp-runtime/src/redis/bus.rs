@@ -515,3 +515,56 @@ impl Listener {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bus with no Redis behind it: what it publishes stays in the returned queue.
+    fn unconnected() -> (RedisBus, mpsc::UnboundedReceiver<Outgoing>) {
+        let (outbox, queue) = mpsc::unbounded_channel();
+        let waits = Arc::new(Waits::default());
+        // Another replica heard from: a waited event expects its answer.
+        waits
+            .heard_lock()
+            .insert("other".to_owned(), Instant::now());
+        let bus = RedisBus {
+            client: redis::Client::open("redis://127.0.0.1:1").expect("a client, not connected"),
+            channel: "mcp".to_owned(),
+            origin: "this".to_owned(),
+            outbox,
+            waits,
+            applied_wait_ms: std::sync::atomic::AtomicU64::new(60_000),
+            first: std::sync::Mutex::new(None),
+        };
+        (bus, queue)
+    }
+
+    #[tokio::test]
+    async fn resubscribed_is_never_sent_and_never_waited_for() {
+        let (bus, mut queue) = unconnected();
+        // Another replica is expected to answer a waited event, and the wait is a minute:
+        // finishing within a second means nothing was waited for.
+        tokio::time::timeout(
+            Duration::from_secs(1),
+            bus.publish_passed_on(ClusterEvent::Resubscribed),
+        )
+        .await
+        .expect("finished at once");
+        assert!(queue.try_recv().is_err(), "nothing went out");
+        assert!(bus.waits.lock().is_empty(), "no wait is left open");
+
+        // A session's end does go out and is waited for, until its future is dropped.
+        let ended = ClusterEvent::SessionEnded { id: "s".to_owned() };
+        let waiting = bus.publish_passed_on(ended);
+        let sent = queue.try_recv().expect("the event went out");
+        assert!(sent.message.contains("\"s\""), "{}", sent.message);
+        assert!(sent.waited.is_some());
+        assert_eq!(bus.waits.lock().len(), 1);
+        drop(waiting);
+        assert!(
+            bus.waits.lock().is_empty(),
+            "a dropped publisher ends its wait"
+        );
+    }
+}
