@@ -407,15 +407,25 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
     // The replica behind the proxy keeps a copy of the session.
     let pinged = post(&proxied, Some(&session), &ping).send();
     assert_eq!(pinged.status, 200, "{pinged:?}");
-    // And a listener there follows a resource and the tools list.
+    // A task runs on the other replica.
+    let tasks = json!({"extensions": {TASKS: {}}});
+    let created = modern(
+        &direct,
+        1,
+        "tools/call",
+        modern_params(json!({"name": "hold"}), tasks.clone()),
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    // And a listener there follows a resource, the tools list and the task.
     let listen = modern_post(
         &proxied,
         1,
         "subscriptions/listen",
         modern_params(
             json!({"notifications": {"resourceSubscriptions": ["test://watched"],
-                                     "toolsListChanged": true}}),
-            json!({}),
+                                     "toolsListChanged": true, "taskIds": [&task_id]}}),
+            tasks.clone(),
         ),
     )
     .send();
@@ -444,6 +454,14 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
     // have missed something can tell its listener.
     let touched = call(&direct, &session, 100, "touch_watched", json!({}));
     assert_eq!(touched["result"]["content"][0]["text"], "touched");
+    // So does the task: the store has its new state, the silenced replica was not told.
+    let cancelled = modern(
+        &direct,
+        2,
+        "tasks/cancel",
+        modern_params(json!({"taskId": task_id}), tasks),
+    );
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
 
     proxy.wait_for_subscriptions(2, Duration::from_secs(60));
     // Its last hello heard came at most one interval (10 s) before the silence, and it
@@ -456,10 +474,15 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
     );
     // Subscribed again, it tells its listener that what it follows may have changed.
     let mut told = Vec::new();
-    while told.len() < 2 {
+    while told.len() < 3 {
         let (_, heard) = next_message(&mut listening, mcp_tests::TIMEOUT).unwrap_or_else(|| {
             panic!("the listener was not told what may have changed, only {told:?}")
         });
+        // The task's creation, heard on the bus before the silence (after the listener
+        // opened, or not), is not what the gap is about.
+        if heard["method"] == "notifications/tasks" && heard["params"]["status"] == "working" {
+            continue;
+        }
         told.push(heard);
     }
     told.sort_by_key(|m| m["method"].to_string());
@@ -467,12 +490,18 @@ fn a_replica_whose_subscription_falls_silent_subscribes_again() {
         [
             &told[0]["method"],
             &told[1]["method"],
-            &told[0]["params"]["uri"]
+            &told[2]["method"],
+            &told[0]["params"]["uri"],
+            &told[1]["params"]["taskId"],
+            &told[1]["params"]["status"],
         ],
         [
             "notifications/resources/updated",
+            "notifications/tasks",
             "notifications/tools/list_changed",
-            "test://watched"
+            "test://watched",
+            task_id.as_str(),
+            "cancelled",
         ],
         "{told:?}"
     );

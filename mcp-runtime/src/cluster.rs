@@ -66,8 +66,9 @@ pub enum ClusterEvent {
     /// Not another replica's: the bus delivers it itself when its subscription is back
     /// after a time in which events may have been lost (its connection dropped, or it
     /// delivered nothing). Every copy of a shared session is then read again on its next
-    /// request, and every client is told that the lists offered and the resources it
-    /// follows may have changed. Never sent between replicas.
+    /// request, every client is told that the lists offered and the resources it follows
+    /// may have changed, and each task a listener follows is read from the task store and
+    /// told as it stands. Never sent between replicas.
     #[serde(skip)]
     Resubscribed,
 }

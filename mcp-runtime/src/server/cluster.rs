@@ -96,8 +96,8 @@ impl Server {
     /// and reads it again. A notification too many costs a client one read; one too few
     /// leaves it with a stale list or resource until the next change. Subscriptions are
     /// those this replica knows of: one made through another replica during the gap is
-    /// known here once the session's copy is read again. Task states are not told again:
-    /// a client that follows a task reads it with `tasks/get`.
+    /// known here once the session's copy is read again. Each task a listener follows is
+    /// read from the task store, and its state sent unless that state was sent already.
     fn tell_what_may_have_changed(&self) {
         let offered = [Needs::Tools, Needs::Prompts, Needs::Resources];
         let kinds = ListKind::ALL
@@ -119,6 +119,28 @@ impl Server {
             }
         }
         self.inner.listeners.retell_followed_resources();
+        let _reading = self.retell_followed_tasks();
+    }
+
+    /// Reads each followed task from the store, one after the other, and sends its state to
+    /// the listeners that have not had it: a change made on another replica during the gap
+    /// reached the store but not this replica.
+    fn retell_followed_tasks(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let followed = self.inner.listeners.followed_tasks();
+        if followed.is_empty() {
+            return None;
+        }
+        let server = self.clone();
+        Some(tokio::spawn(async move {
+            let store = &server.inner.tasks.store;
+            for task_id in followed {
+                match store.get(&task_id).await {
+                    Ok(Some(task)) => server.deliver_task_changed(&task),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(%e, task_id, "cannot read a followed task again"),
+                }
+            }
+        }))
     }
 
     /// Events about any shared session may have been missed: every copy is read again on
@@ -243,6 +265,87 @@ mod tests {
     impl crate::cluster::Bus for Quiet {
         fn publish(&self, _: ClusterEvent) {}
         fn subscribe(&self, _: Box<dyn Fn(ClusterEvent) + Send + Sync>) {}
+    }
+
+    /// The next message queued, waited for.
+    async fn next_told(frames: &mut crate::session::OutboundQueue) -> serde_json::Value {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(10), frames.recv())
+            .await
+            .expect("told in time")
+            .expect("a frame");
+        serde_json::from_slice(&frame).expect("JSON")
+    }
+
+    #[tokio::test]
+    async fn a_bus_back_after_a_gap_sends_each_followed_task_as_the_store_has_it() {
+        use crate::tasks::{StoredTask, TaskChange};
+        let server = Server::builder("replica", "1.0.0")
+            .auto_register(false)
+            .bus(Arc::new(Quiet))
+            .build()
+            .expect("a server");
+        let store = &server.inner.tasks.store;
+        let ttl = Some(std::time::Duration::from_secs(60));
+        let poll = std::time::Duration::from_millis(500);
+        let first = StoredTask::new("t".into(), None, ttl, poll);
+        store.create(first.clone()).await.expect("stored");
+        // Waiting for the client, since a change on another replica this one did not hear.
+        let change = TaskChange::Ask {
+            key: "k".into(),
+            request: serde_json::json!({"method": "elicitation/create"}),
+        };
+        store
+            .update("t", change)
+            .await
+            .expect("updated")
+            .expect("known");
+        let (out, mut frames) = Outbound::new();
+        let listener = Arc::new(super::super::listeners::Listener {
+            id: RequestId::Number(7),
+            lists: [false; 3],
+            resources: Default::default(),
+            // The task's first state was told; one unknown to the store is followed too.
+            tasks: std::sync::Mutex::new(
+                [
+                    ("t".to_owned(), Some(first.version)),
+                    ("unknown".to_owned(), None),
+                ]
+                .into(),
+            ),
+            out,
+        });
+        server.inner.listeners.add(&listener);
+
+        server.on_cluster_event(ClusterEvent::Resubscribed);
+        let told = next_told(&mut frames).await;
+        assert_eq!(told["method"], "notifications/tasks", "{told}");
+        assert_eq!(told["params"]["taskId"], "t");
+        assert_eq!(told["params"]["status"], "input_required");
+        assert_eq!(
+            told["params"]["_meta"][super::super::listeners::SUBSCRIPTION_ID],
+            7
+        );
+
+        assert!(frames.try_recv().is_none(), "one state told, once");
+
+        // Told already: a second gap does not tell it again.
+        let reading = server.retell_followed_tasks().expect("tasks followed");
+        reading.await.expect("read");
+        assert!(frames.try_recv().is_none(), "the same state told again");
+        // A later state in the store is.
+        let _ = store
+            .update("t", TaskChange::Cancel)
+            .await
+            .expect("updated")
+            .expect("known");
+        server
+            .retell_followed_tasks()
+            .expect("tasks followed")
+            .await
+            .expect("read");
+        let told = next_told(&mut frames).await;
+        assert_eq!(told["params"]["status"], "cancelled", "{told}");
+        assert!(frames.try_recv().is_none(), "one state told, once");
     }
 
     #[test]

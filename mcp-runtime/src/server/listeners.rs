@@ -93,6 +93,16 @@ impl Listeners {
         }
     }
 
+    /// The tasks some listener follows, each once.
+    pub(crate) fn followed_tasks(&self) -> HashSet<String> {
+        let mut followed = HashSet::new();
+        for listener in self.live() {
+            let tasks = listener.tasks.lock().unwrap_or_else(|p| p.into_inner());
+            followed.extend(tasks.keys().cloned());
+        }
+        followed
+    }
+
     /// Tells every listener following `uri` that the resource changed.
     pub(crate) fn resource_updated(&self, uri: &str) {
         for listener in self.live().iter().filter(|l| l.follows_resource(uri)) {
