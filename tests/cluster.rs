@@ -135,6 +135,18 @@ fn call_method(
     )
 }
 
+/// Opens the standalone GET stream of a handshake-era session.
+fn session_stream(server: &impl Endpoint, session: &str) -> EventStream {
+    let stream = server
+        .request("GET", "/mcp")
+        .header("Accept", "text/event-stream")
+        .header("MCP-Protocol-Version", LEGACY)
+        .header("Mcp-Session-Id", session)
+        .send();
+    assert_eq!(stream.status, 200, "{stream:?}");
+    stream.events()
+}
+
 /// A stateless (2026-07-28) request's parameters with its `_meta`.
 fn modern_params(mut params: Value, capabilities: Value) -> Value {
     params["_meta"] = json!({
@@ -927,15 +939,7 @@ fn a_change_on_one_replica_reaches_listeners_on_the_others() {
         .send(),
     );
     assert!(subscribed.get("result").is_some(), "{subscribed}");
-    let stream = cluster
-        .replica(2)
-        .request("GET", "/mcp")
-        .header("Accept", "text/event-stream")
-        .header("MCP-Protocol-Version", LEGACY)
-        .header("Mcp-Session-Id", &session)
-        .send();
-    assert_eq!(stream.status, 200, "{stream:?}");
-    let mut stream = stream.events();
+    let mut stream = session_stream(cluster.replica(2), &session);
 
     // The change happens on replica 0.
     let other = initialize(cluster.replica(0), json!({}));
@@ -974,6 +978,41 @@ fn a_change_on_one_replica_reaches_listeners_on_the_others() {
         heard["method"], "notifications/tools/list_changed",
         "{heard}"
     );
+}
+
+/// A list change is announced once until the client fetches that list, wherever it fetches
+/// it: a `tools/list` served by a replica other than the session's own makes the next change
+/// news again on the session's stream.
+#[test]
+fn a_list_fetched_through_another_replica_makes_the_next_change_news_again() {
+    let cluster = replicas(2);
+    let session = initialize(cluster.replica(0), json!({}));
+    let mut stream = session_stream(cluster.replica(1), &session);
+    for (id, enabled) in [(1, false), (3, true), (5, false)] {
+        let toggled = call(
+            cluster.replica(1),
+            &session,
+            id,
+            "toggle_tool",
+            json!({"name": "fast", "enabled": enabled}),
+        );
+        assert_eq!(toggled["result"]["content"][0]["text"], "changed: true");
+        let (_, heard) = next_message(&mut stream, mcp_tests::TIMEOUT)
+            .unwrap_or_else(|| panic!("change {id} was not announced"));
+        assert_eq!(
+            heard["method"], "notifications/tools/list_changed",
+            "{heard}"
+        );
+        // Fetched through the replica the session was not opened on.
+        let listed = call_method(
+            cluster.replica(1),
+            &session,
+            id + 1,
+            "tools/list",
+            json!({}),
+        );
+        assert!(listed["result"]["tools"].is_array(), "{listed}");
+    }
 }
 
 #[test]

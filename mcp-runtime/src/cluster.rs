@@ -63,6 +63,14 @@ pub enum ClusterEvent {
         /// The client's result, or its error.
         answer: Result<Value, RpcError>,
     },
+    /// A handshake-era session's client fetched lists through the replica that publishes
+    /// this: the replica announcing the session's list changes announces the next one.
+    ListsFetched {
+        /// The session's `Mcp-Session-Id`.
+        session: String,
+        /// Which lists, as in [`ClusterEvent::ListChanged`].
+        kinds: u8,
+    },
     /// Not another replica's: the bus delivers it itself when its subscription is back
     /// after a time in which events may have been lost (its connection dropped, or it
     /// delivered nothing). Every copy of a shared session is then read again on its next

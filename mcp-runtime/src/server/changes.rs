@@ -11,6 +11,7 @@ use crate::registry::{
     CatalogueError, CataloguePrompt, CatalogueResource, CatalogueTool, Items, PromptDescriptor,
     ResourceDescriptor, ToolDescriptor, build_all,
 };
+use crate::session::Session;
 
 const TOOLS: u8 = ListKind::Tools.bit();
 const PROMPTS: u8 = ListKind::Prompts.bit();
@@ -256,6 +257,27 @@ impl Server {
                 }
                 self.inner.listeners.list_changed(kind);
             }
+        }
+        // Copies of sessions another replica announces to: a fetch here is news to it.
+        for session in self.keyed_sessions() {
+            session.lists_changed_elsewhere(kinds);
+        }
+    }
+
+    /// The client of `session` fetched the lists of `kinds` (or can no longer get the
+    /// notifications queued for them): the next change is news again, here and — when the
+    /// replicas have heard of a change since they were last told — on the replica that
+    /// announces the session's changes.
+    pub(crate) fn lists_fetched(&self, session: &Session, kinds: u8) {
+        let news = session.lists_fetched(kinds);
+        if news != 0
+            && self.in_cluster()
+            && let Some(key) = session.key()
+        {
+            self.publish(crate::cluster::ClusterEvent::ListsFetched {
+                session: key.to_owned(),
+                kinds: news,
+            });
         }
     }
 }

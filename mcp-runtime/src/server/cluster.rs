@@ -66,6 +66,18 @@ impl Server {
                     apply_record(&session, &record);
                 }
             }
+            ClusterEvent::ListsFetched { session, kinds } => {
+                if let Some(session) = self.keyed_session(&session) {
+                    let held_back = session.lists_fetched_elsewhere(kinds);
+                    for kind in ListKind::ALL
+                        .into_iter()
+                        .filter(|k| held_back & k.bit() != 0)
+                    {
+                        let frame = notification_frame(kind.notification(), &serde_json::json!({}));
+                        session.notifications().notify(frame);
+                    }
+                }
+            }
             ClusterEvent::SessionEnded { id } => {
                 self.count_session_event(&id);
                 if let Some(session) = self.keyed_session(&id) {
@@ -176,6 +188,16 @@ impl Server {
             keyed.reserve(live);
         }
         keyed.insert(key.to_owned(), Arc::downgrade(session));
+    }
+
+    /// Every session known by a shared key, this replica's own and its copies of others'.
+    pub(crate) fn keyed_sessions(&self) -> Vec<Arc<Session>> {
+        let keyed = self
+            .inner
+            .keyed_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        keyed.values().filter_map(Weak::upgrade).collect()
     }
 
     fn keyed_session(&self, key: &str) -> Option<Arc<Session>> {

@@ -337,7 +337,7 @@ impl Server {
     /// Serves a request of either era: the one table from method to code.
     pub(super) fn serve_request(&self, req: &Request<'_>) -> Result<Routed, RpcError> {
         if let Some(list) = req.method.fetches() {
-            req.session.lists_fetched(list.bit());
+            self.lists_fetched(req.session, list.bit());
         }
         // Lists say how long they stay fresh, in the era that has cache hints.
         let lists = req.is_stateless().then_some(self.inner.settings.list_cache);

@@ -121,6 +121,13 @@ pub(crate) struct Session {
     /// bit per kind): another change adds nothing to what it knows, so it is not queued
     /// again. A session that never reads holds one notification per list, not thousands.
     lists_changed: AtomicU8,
+    /// The lists whose change was kept from the client because it had been told already
+    /// (one bit per kind), since it last fetched them.
+    lists_held_back: AtomicU8,
+    /// The lists that changed since the other replicas were last told that the client
+    /// fetched them (one bit per kind; all, for a copy that does not know): a fetch of one
+    /// of them is news to the replica that announces the session's changes.
+    lists_fetch_news: AtomicU8,
     /// Counts what other replicas said ended or changed the session: a copy read before the
     /// count last moved is read again before it serves another request.
     recheck: std::sync::atomic::AtomicU64,
@@ -183,6 +190,8 @@ impl Session {
             roots: Mutex::new(None),
             key: OnceLock::new(),
             lists_changed: AtomicU8::new(0),
+            lists_held_back: AtomicU8::new(0),
+            lists_fetch_news: AtomicU8::new(crate::protocol::ALL_LISTS),
             recheck: std::sync::atomic::AtomicU64::new(0),
             sessionless: false,
             one_request: false,
@@ -249,13 +258,35 @@ impl Session {
     /// Records that the lists of `kinds` changed; returns the kinds the client has not
     /// been told of yet, which are the ones to notify.
     pub(crate) fn lists_changed(&self, kinds: u8) -> u8 {
-        kinds & !self.lists_changed.fetch_or(kinds, Ordering::AcqRel)
+        self.lists_fetch_news.fetch_or(kinds, Ordering::AcqRel);
+        let told = self.lists_changed.fetch_or(kinds, Ordering::AcqRel);
+        self.lists_held_back
+            .fetch_or(kinds & told, Ordering::AcqRel);
+        kinds & !told
     }
 
     /// The client fetched (a page of) these lists, or can no longer get the notifications
-    /// queued for them: the next change is news again.
-    pub(crate) fn lists_fetched(&self, kinds: u8) {
+    /// queued for them: the next change is news again. Returns the kinds whose fetch is
+    /// news to the other replicas (see [`Session::lists_fetched_elsewhere`]).
+    pub(crate) fn lists_fetched(&self, kinds: u8) -> u8 {
         self.lists_changed.fetch_and(!kinds, Ordering::AcqRel);
+        self.lists_held_back.fetch_and(!kinds, Ordering::AcqRel);
+        self.lists_fetch_news.fetch_and(!kinds, Ordering::AcqRel) & kinds
+    }
+
+    /// Another replica heard of a change of these lists, which this copy of the session is
+    /// not told of: the client's next fetch here is news to the other replicas.
+    pub(crate) fn lists_changed_elsewhere(&self, kinds: u8) {
+        self.lists_fetch_news.fetch_or(kinds, Ordering::AcqRel);
+    }
+
+    /// The client fetched these lists through another replica: the next change is news
+    /// again. Returns the kinds of which a change was held back since the client was told:
+    /// it may have come after the fetch (the replicas' events are not ordered among
+    /// themselves), so it is announced again — once, without holding back the next.
+    pub(crate) fn lists_fetched_elsewhere(&self, kinds: u8) -> u8 {
+        self.lists_changed.fetch_and(!kinds, Ordering::AcqRel);
+        self.lists_held_back.fetch_and(!kinds, Ordering::AcqRel) & kinds
     }
 
     /// Has the shared record read again before this copy serves another request.
@@ -479,5 +510,39 @@ impl Session {
         {
             token.cancel();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ALL_LISTS, ListKind};
+
+    #[test]
+    fn a_list_change_is_told_once_until_the_list_is_fetched_here_or_elsewhere() {
+        let (out, _frames) = Outbound::new();
+        let session = Session::new(out);
+        let (tools, prompts) = (ListKind::Tools.bit(), ListKind::Prompts.bit());
+        // A session that knows nothing yet: its first fetch is news to the other replicas.
+        assert_eq!(session.lists_fetched(ALL_LISTS), ALL_LISTS);
+        assert_eq!(session.lists_fetched(tools), 0);
+        // Told once; a second change before a fetch is held back.
+        assert_eq!(session.lists_changed(tools), tools);
+        assert_eq!(session.lists_changed(tools), 0);
+        // Fetched through another replica: what was held back is told again (it may have
+        // come after that fetch), and the next change is news.
+        assert_eq!(session.lists_fetched_elsewhere(tools | prompts), tools);
+        assert_eq!(session.lists_fetched_elsewhere(tools), 0);
+        assert_eq!(session.lists_changed(tools), tools);
+        // Fetched here: news to the other replicas once per change heard.
+        assert_eq!(session.lists_fetched(tools), tools);
+        assert_eq!(session.lists_fetched(tools), 0);
+        session.lists_changed_elsewhere(prompts);
+        assert_eq!(session.lists_fetched(ALL_LISTS), prompts);
+        assert_eq!(
+            session.lists_changed(prompts),
+            prompts,
+            "fetched: news again"
+        );
     }
 }

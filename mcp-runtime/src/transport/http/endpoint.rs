@@ -918,9 +918,9 @@ pub(super) async fn get(
             let last = store.last(&standalone).await;
             // What the stream held is skipped: a list change announced there was never
             // heard, so the next one must be announced again.
-            http_session
-                .session
-                .lists_fetched(crate::protocol::ALL_LISTS);
+            state
+                .server
+                .lists_fetched(&http_session.session, crate::protocol::ALL_LISTS);
             (standalone.clone(), last)
         }
     };
