@@ -201,7 +201,8 @@ impl Options {
                 }
                 "--no-build" => o.build = false,
                 "--out" => o.out = Some(value()?.into()),
-                "-h" | "--help" => o.positional.push("help".into()),
+                // Wherever it stands (`mcp-load build-cost --help` must not start the builds).
+                "-h" | "--help" => o.positional.insert(0, "help".into()),
                 // The rest are the server program's own arguments.
                 "--" => o.positional.extend(args.by_ref()),
                 flag if flag.starts_with('-') => {
