@@ -445,10 +445,46 @@ fn modified(path: &Path) -> Result<SystemTime> {
         .map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
-/// The source of a stdio server with 50 tools, each with two arguments of its own; `edit`
-/// changes the body of tool 25 alone.
+/// The source of a stdio server with 50 tools, each with two arguments of its own (every
+/// fifth a struct too); `edit` changes the body of tool 25 alone.
 fn fifty_tools(framework: Framework, edit: usize) -> String {
     tools_source(framework, TOOLS, edit)
+}
+
+/// Whether tool `i` also takes a struct of its own (every fifth, the edited one among
+/// them), as real tools do: its derives are compiled in the user's crate with either
+/// framework.
+fn takes_range(i: usize) -> bool {
+    i.is_multiple_of(5)
+}
+
+/// The struct tool `i` takes, derived through `krate`'s re-exports of serde and schemars.
+fn range_struct(i: usize, krate: &str) -> String {
+    format!(
+        concat!(
+            "\n/// The bounds of tool {i}'s answer.\n",
+            "#[derive({krate}::serde::Deserialize, {krate}::schemars::JsonSchema)]\n",
+            "#[serde(crate = \"{krate}::serde\")]\n",
+            "#[schemars(crate = \"{krate}::schemars\")]\n",
+            "struct Range{i:02} {{\n",
+            "    /// The least.\n",
+            "    low: i64,\n",
+            "    /// The most.\n",
+            "    high: i64,\n",
+            "}}\n",
+        ),
+        i = i,
+        krate = krate,
+    )
+}
+
+/// The expression a tool answers with: `n` offset by `i`, within the range when it takes one.
+fn offset_value(i: usize, n: &str, range: &str) -> String {
+    if takes_range(i) {
+        format!("{n}.wrapping_add({i}).clamp({range}.low, {range}.high.max({range}.low))")
+    } else {
+        format!("{n}.wrapping_add({i})")
+    }
 }
 
 /// The source of a stdio server with `tools` tools, each with two arguments of its own;
@@ -468,6 +504,10 @@ fn tools_source(framework: Framework, tools: usize, edit: usize) -> String {
         Framework::Ours => {
             src.push_str("use mcp_runtime::prelude::*;\n");
             for i in 1..=tools {
+                let ranged = takes_range(i);
+                if ranged {
+                    src.push_str(&range_struct(i, "mcp_runtime"));
+                }
                 let _ = write!(
                     src,
                     concat!(
@@ -478,12 +518,19 @@ fn tools_source(framework: Framework, tools: usize, edit: usize) -> String {
                         "    n: i64,\n",
                         "    /// The label.\n",
                         "    label: String,\n",
+                        "{range}",
                         ") -> String {{\n",
-                        "    format!(\"{{label}}, {tag}: {{}}\", n.wrapping_add({i}))\n",
+                        "    format!(\"{{label}}, {tag}: {{}}\", {value})\n",
                         "}}\n",
                     ),
                     i = i,
                     tag = body_tag(i),
+                    range = if ranged {
+                        format!("    /// The bounds.\n    range: Range{i:02},\n")
+                    } else {
+                        String::new()
+                    },
+                    value = offset_value(i, "n", "range"),
                 );
             }
             src.push_str(concat!(
@@ -501,6 +548,10 @@ fn tools_source(framework: Framework, tools: usize, edit: usize) -> String {
                 "use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router, transport};\n",
             ));
             for i in 1..=tools {
+                let ranged = takes_range(i);
+                if ranged {
+                    src.push_str(&range_struct(i, "rmcp"));
+                }
                 let _ = write!(
                     src,
                     concat!(
@@ -512,9 +563,15 @@ fn tools_source(framework: Framework, tools: usize, edit: usize) -> String {
                         "    n: i64,\n",
                         "    /// The label.\n",
                         "    label: String,\n",
+                        "{range}",
                         "}}\n",
                     ),
-                    i = i
+                    i = i,
+                    range = if ranged {
+                        format!("    /// The bounds.\n    range: Range{i:02},\n")
+                    } else {
+                        String::new()
+                    },
                 );
             }
             src.push_str("\n#[derive(Clone)]\nstruct Tools;\n\n#[tool_router]\nimpl Tools {\n");
@@ -525,11 +582,12 @@ fn tools_source(framework: Framework, tools: usize, edit: usize) -> String {
                         "    /// Tool {i}: offset a number by {i} and label it.\n",
                         "    #[tool]\n",
                         "    fn tool_{i:02}(&self, Parameters(args): Parameters<Args{i:02}>) -> String {{\n",
-                        "        format!(\"{{}}, {tag}: {{}}\", args.label, args.n.wrapping_add({i}))\n",
+                        "        format!(\"{{}}, {tag}: {{}}\", args.label, {value})\n",
                         "    }}\n",
                     ),
                     i = i,
                     tag = body_tag(i),
+                    value = offset_value(i, "args.n", "args.range"),
                 );
             }
             src.push_str(concat!(
