@@ -7,7 +7,8 @@
 //!   `legacy-sse`, rmcp with `server`, `transport-io` and `transport-streamable-http-server`
 //!   and the axum that serves it), still serving stdio by default and HTTP with `--http`;
 //! - **incremental**: a crate of 50 tools (ours: 50 `#[tool]` functions; rmcp: 50 `#[tool]`
-//!   methods in one `#[tool_router]` impl), built once in the dev profile (its dependencies
+//!   methods in one `#[tool_router]` impl; every fifth tool also takes a derived struct of its
+//!   own, the edited one among them), built once in the dev profile (its dependencies
 //!   are kept between runs), then the body of one tool is edited and the rebuild timed: the
 //!   edit-compile loop of someone writing tools.
 //!
