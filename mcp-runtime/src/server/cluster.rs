@@ -289,6 +289,69 @@ mod tests {
         fn subscribe(&self, _: Box<dyn Fn(ClusterEvent) + Send + Sync>) {}
     }
 
+    /// The methods of the notifications queued so far.
+    #[cfg(feature = "http")]
+    fn queued(frames: &mut crate::session::OutboundQueue) -> Vec<String> {
+        let mut methods = Vec::new();
+        while let Some(frame) = frames.try_recv() {
+            let message: serde_json::Value = serde_json::from_slice(&frame).expect("JSON");
+            methods.push(message["method"].as_str().unwrap_or_default().to_owned());
+        }
+        methods
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_fetch_through_another_replica_clears_the_hold_and_retells_what_it_held_back() {
+        let server = Server::builder("replica", "1.0.0")
+            .auto_register(false)
+            .bus(Arc::new(Quiet))
+            .build()
+            .expect("a server");
+        let (out, mut frames) = Outbound::new();
+        let session = Arc::new(Session::new(out));
+        session.initialize(Negotiated {
+            version: ProtocolVersion::LATEST_HANDSHAKE,
+            client_info: Implementation::new("client", "1.0"),
+            client_capabilities: Default::default(),
+        });
+        session.set_key("s");
+        server.register_session(&session);
+        server.key_session("s", &session);
+        let tools = ListKind::Tools.bit();
+        let changed = "notifications/tools/list_changed";
+
+        // Told once; the second change is held back until the client fetches the list.
+        server.deliver_list_changed(tools);
+        server.deliver_list_changed(tools);
+        assert_eq!(queued(&mut frames), [changed]);
+
+        // Fetched through another replica: the change held back may have come after that
+        // fetch, so it is told again, and the next change is news.
+        server.on_cluster_event(ClusterEvent::ListsFetched {
+            session: "s".into(),
+            kinds: tools,
+        });
+        assert_eq!(queued(&mut frames), [changed]);
+        server.deliver_list_changed(tools);
+        assert_eq!(queued(&mut frames), [changed]);
+        // Nothing held back: a fetch elsewhere tells nothing again.
+        server.on_cluster_event(ClusterEvent::ListsFetched {
+            session: "s".into(),
+            kinds: tools,
+        });
+        assert_eq!(queued(&mut frames), Vec::<String>::new());
+        server.deliver_list_changed(tools);
+        assert_eq!(queued(&mut frames), [changed]);
+        // Another session's fetch, or one of an unknown session, changes nothing here.
+        server.on_cluster_event(ClusterEvent::ListsFetched {
+            session: "other".into(),
+            kinds: tools,
+        });
+        server.deliver_list_changed(tools);
+        assert_eq!(queued(&mut frames), Vec::<String>::new());
+    }
+
     /// The next message queued, waited for.
     async fn next_told(frames: &mut crate::session::OutboundQueue) -> serde_json::Value {
         let frame = tokio::time::timeout(std::time::Duration::from_secs(10), frames.recv())
