@@ -164,12 +164,54 @@ pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> Too
 
 /// The schema of the generated struct of a tool's parameters: closed, as the runtime
 /// refuses a property it does not name, and without the struct's name as its title.
+///
+/// Only the struct's own `json_schema` is compiled for each tool: the generator's root
+/// schema is made for one type of the runtime's ([`Fields`]), which describes the struct
+/// through it, so schemars' generic code is compiled once rather than once per tool (nine
+/// functions each). The struct is the root of its own schema and nothing refers to it, so
+/// the schema is the one `into_root_schema_for` gives for the struct itself.
 fn fields_schema<T: schemars::JsonSchema>() -> serde_json::Value {
-    let mut schema = struct_schema::<T>();
+    schema_of_fields(T::json_schema)
+}
+
+/// How the struct being described describes itself (see [`fields_schema`]).
+type Describe = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
+std::thread_local! {
+    static DESCRIBING: std::cell::Cell<Option<Describe>> = const { std::cell::Cell::new(None) };
+}
+
+/// The root schema of a tool's parameters, described by `describe`.
+fn schema_of_fields(describe: Describe) -> serde_json::Value {
+    /// Puts back what was being described before, also when describing panics.
+    struct Restore(Option<Describe>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DESCRIBING.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(DESCRIBING.with(|d| d.replace(Some(describe))));
+    let mut schema = struct_schema::<Fields>();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("title");
     }
     schema
+}
+
+/// The parameters of the tool whose schema [`schema_of_fields`] is making.
+struct Fields;
+
+impl schemars::JsonSchema for Fields {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Arguments".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        match DESCRIBING.with(std::cell::Cell::get) {
+            Some(describe) => describe(generator),
+            None => schemars::Schema::default(),
+        }
+    }
 }
 
 /// The schema of an argument type: every object closed unless the type takes other
@@ -562,4 +604,63 @@ pub fn state_of<T: Send + Sync + 'static>(ctx: &Context) -> Result<State<T>, Rpc
 /// A tool call whose state is missing (only a context made outside a server can lack it).
 pub fn state_missing(error: RpcError) -> CallToolResult {
     CallToolResult::error(error.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The schema `into_root_schema_for` gives for the struct itself, as `fields_schema`
+    /// made it before it went through [`Fields`].
+    fn direct<T: schemars::JsonSchema>() -> serde_json::Value {
+        let mut schema = struct_schema::<T>();
+        if let Some(obj) = schema.as_object_mut() {
+            obj.remove("title");
+        }
+        schema
+    }
+
+    #[test]
+    fn a_tools_parameters_are_described_as_their_struct_describes_itself() {
+        /// A tree.
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Node {
+            /// Its label.
+            label: String,
+            children: Vec<Node>,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        enum Unit {
+            Metric,
+            Imperial,
+        }
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Params<A, B> {
+            /// How many.
+            ///
+            /// At least one.
+            count: A,
+            #[schemars(extend("x-mcp-header" = "Unit"))]
+            unit: Option<B>,
+            tree: Node,
+            again: Node,
+            map: std::collections::BTreeMap<String, Vec<Unit>>,
+        }
+        #[derive(schemars::JsonSchema)]
+        struct Empty {}
+        let cases = [
+            (
+                direct::<Params<u32, Unit>>(),
+                fields_schema::<Params<u32, Unit>>(),
+            ),
+            (direct::<Empty>(), fields_schema::<Empty>()),
+        ];
+        for (expected, made) in &cases {
+            assert_eq!(made, expected);
+        }
+        assert!(cases[0].0["$defs"]["Node"].is_object(), "{}", cases[0].0);
+    }
 }
