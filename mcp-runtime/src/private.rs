@@ -206,6 +206,11 @@ impl schemars::JsonSchema for Fields {
         "Arguments".into()
     }
 
+    /// No parameter type's: schemars writes a subschema whose id is the root's as `#`.
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        "mcp_runtime::__private::Fields".into()
+    }
+
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         match DESCRIBING.with(std::cell::Cell::get) {
             Some(describe) => describe(generator),

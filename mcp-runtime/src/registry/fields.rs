@@ -5,7 +5,7 @@
 //! recursion limit bounds, grows with the logarithm of the number of parameters.
 //!
 //! A derived `Deserialize` is code of the user's crate, placed where the tool is, and every
-//! reader it is read through (noting the names a type skips) is compiled again for each
+//! reader it is read through (the arguments are read two ways) is compiled again for each
 //! tool; an edit that moves a tool's code makes rustc compile all of those again. The types
 //! here are the runtime's, so none of that happens, and what a parameter list reads is exactly
 //! what serde's derive reads for a struct of the same fields: a field named twice, one missing
@@ -163,6 +163,14 @@ impl<F> Clone for FieldsSeed<F> {
 
 impl<F> Copy for FieldsSeed<F> {}
 
+impl<'de, F: ArgumentFields> DeserializeSeed<'de> for FieldsSeed<F> {
+    type Value = F;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<F, D::Error> {
+        self.deserialize_with(deserializer, &mut Plain)
+    }
+}
+
 impl<F: ArgumentFields> FieldsSeed<F> {
     /// Reads as the seed does, noting in `skipped` each name it skips, at the top or inside
     /// a parameter's value, as `serde_ignored` would have around the whole read; only the
@@ -312,6 +320,22 @@ pub trait ReadValue {
     /// A name no parameter has, whose value was skipped.
     #[doc(hidden)]
     fn skipped(&mut self, name: String);
+}
+
+/// A value read as it is (the read that tracks a failure's path).
+#[doc(hidden)]
+pub struct Plain;
+
+impl ReadValue for Plain {
+    fn read<'de, P: DeserializeOwned, A: MapAccess<'de>>(
+        &mut self,
+        _: &'static str,
+        map: &mut A,
+    ) -> Result<P, A::Error> {
+        map.next_value()
+    }
+
+    fn skipped(&mut self, _: String) {}
 }
 
 /// A value read noting what its type skips inside it.

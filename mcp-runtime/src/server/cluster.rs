@@ -139,11 +139,13 @@ impl Server {
     /// reached the store but not this replica.
     fn retell_followed_tasks(&self) -> Option<tokio::task::JoinHandle<()>> {
         let followed = self.inner.listeners.followed_tasks();
+        // A bus of the user's may tell of the gap from a thread of its own.
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
         if followed.is_empty() {
             return None;
         }
         let server = self.clone();
-        Some(tokio::spawn(async move {
+        Some(runtime.spawn(async move {
             let store = &server.inner.tasks.store;
             for task_id in followed {
                 match store.get(&task_id).await {
