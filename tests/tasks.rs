@@ -400,3 +400,84 @@ fn running_tasks_are_bounded_per_caller_and_in_all_and_a_finished_task_frees_its
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Opens a `subscriptions/listen` following `task_ids` over HTTP as the caller with
+/// `token{caller}`, and returns its stream after the acknowledgement.
+fn listen_to_tasks(
+    peer: &mut Peer,
+    caller: usize,
+    task_ids: &[&str],
+) -> mcp_tests::http::EventStream {
+    let id = peer.take_id();
+    let params = peer.params(json!({"notifications": {"taskIds": task_ids}}));
+    let message =
+        json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": params});
+    let auth = format!("Bearer token{caller}");
+    let response = peer
+        .http_post(&message)
+        .header("Authorization", &auth)
+        .send();
+    assert_eq!(response.status, 200, "{response:?}");
+    let mut events = response.events();
+    let ack = next_task_message(&mut events);
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    events
+}
+
+fn next_task_message(events: &mut mcp_tests::http::EventStream) -> Value {
+    use mcp_tests::http::Next;
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    loop {
+        match events.next_within(deadline.saturating_duration_since(Instant::now())) {
+            Next::Event(e) if e.data.as_deref().is_some_and(|d| !d.is_empty()) => {
+                return e.json();
+            }
+            Next::Event(_) => {}
+            Next::End | Next::TimedOut => panic!("no message on the subscription"),
+        }
+    }
+}
+
+#[test]
+fn a_listener_hears_only_the_tasks_of_its_own_caller() {
+    let mut peer = Peer::open_with_env(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        Transport::Http,
+        MODERN,
+        json!({"elicitation": {}, "extensions": {EXTENSION: {}}}),
+        &[("HTTP_AUTH_TOKENS", "token0:caller0,token1:caller1")],
+    );
+    let task_of = |peer: &mut Peer, caller| {
+        let task = long_chore(peer, caller);
+        assert_eq!(task.result()["resultType"], "task", "{task:?}");
+        task.result()["taskId"].as_str().unwrap().to_owned()
+    };
+    let (theirs, own) = (task_of(&mut peer, 0), task_of(&mut peer, 1));
+    // Caller 1 has learnt caller 0's task id and follows it beside its own.
+    let mut listening = listen_to_tasks(&mut peer, 1, &[&theirs, &own]);
+    let mut owners = listen_to_tasks(&mut peer, 0, &[&theirs]);
+    let cancel = |peer: &mut Peer, caller: usize, task: &str| {
+        let auth = format!("Bearer token{caller}");
+        let ack = peer.call_with_headers(
+            "tasks/cancel",
+            json!({"taskId": task}),
+            &[("Authorization", &auth)],
+        );
+        assert_eq!(ack.result(), &json!({"resultType": "complete"}), "{ack:?}");
+    };
+    // Both change, the other caller's first: the listener's notifications keep that order,
+    // so the first it hears would be the other caller's, were it sent.
+    cancel(&mut peer, 0, &theirs);
+    cancel(&mut peer, 1, &own);
+    let heard = next_task_message(&mut listening);
+    assert_eq!(heard["method"], "notifications/tasks", "{heard}");
+    assert_eq!(heard["params"]["taskId"], own.as_str(), "{heard}");
+    assert_eq!(heard["params"]["status"], "cancelled", "{heard}");
+    // The owner's listener hears it.
+    let heard = next_task_message(&mut owners);
+    assert_eq!(heard["params"]["taskId"], theirs.as_str(), "{heard}");
+    assert_eq!(heard["params"]["status"], "cancelled", "{heard}");
+}

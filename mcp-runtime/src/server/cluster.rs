@@ -399,6 +399,7 @@ mod tests {
                 ]
                 .into(),
             ),
+            owner: None,
             out,
         });
         server.inner.listeners.add(&listener);

@@ -20,6 +20,9 @@ pub(crate) struct Listener {
     /// The tasks followed, with the version of each last sent: the states of a task are
     /// announced from several tasks at once, and one overtaken by a later one is not sent.
     pub(super) tasks: std::sync::Mutex<std::collections::HashMap<String, Option<u64>>>,
+    /// Who opened it (a token's subject; `None` when anonymous): a task's states go only to
+    /// a listener of the caller that created it, as `tasks/get` shows it only to them.
+    pub(super) owner: Option<String>,
     pub(super) out: Outbound,
 }
 
@@ -44,8 +47,12 @@ impl Listener {
         self.resources.contains(uri)
     }
 
-    /// Whether to send this version of a task: one it follows, newer than the last sent.
-    fn takes_task(&self, task_id: &str, version: u64) -> bool {
+    /// Whether to send this version of a task: one of its owner's that it follows, newer
+    /// than the last sent.
+    fn takes_task(&self, task_id: &str, owner: Option<&str>, version: u64) -> bool {
+        if self.owner.as_deref() != owner {
+            return false;
+        }
         let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
         match tasks.get_mut(task_id) {
             Some(last) if last.is_none_or(|v| v < version) => {
@@ -110,13 +117,19 @@ impl Listeners {
         }
     }
 
-    /// Sends a task's state to every listener following it, unless a later state of it was
-    /// sent already.
-    pub(crate) fn task_changed(&self, task_id: &str, version: u64, task: &Value) {
+    /// Sends a task's state to every listener of its owner following it, unless a later
+    /// state of it was sent already.
+    pub(crate) fn task_changed(
+        &self,
+        task_id: &str,
+        owner: Option<&str>,
+        version: u64,
+        task: &Value,
+    ) {
         for listener in self
             .live()
             .iter()
-            .filter(|l| l.takes_task(task_id, version))
+            .filter(|l| l.takes_task(task_id, owner, version))
         {
             listener.send("notifications/tasks", task.clone());
         }

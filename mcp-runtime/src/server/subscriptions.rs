@@ -106,6 +106,7 @@ impl Server {
                     .map(|id| (id.clone(), None))
                     .collect(),
             ),
+            owner: out.auth.as_ref().map(|a| a.subject.clone()),
             out: out.out.clone(),
         });
         listener.send(

@@ -243,6 +243,7 @@ impl Server {
     pub(crate) fn deliver_task_changed(&self, task: &StoredTask) {
         self.inner.listeners.task_changed(
             &task.task_id,
+            task.owner.as_deref(),
             task.version,
             &Value::Object(task.to_wire()),
         );
