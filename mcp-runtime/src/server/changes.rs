@@ -258,25 +258,23 @@ impl Server {
                 self.inner.listeners.list_changed(kind);
             }
         }
-        // Copies of sessions another replica announces to: a fetch here is news to it.
-        for session in self.keyed_sessions() {
-            session.lists_changed_elsewhere(kinds);
-        }
     }
 
     /// The client of `session` fetched the lists of `kinds` (or can no longer get the
-    /// notifications queued for them): the next change is news again, here and — when the
-    /// replicas have heard of a change since they were last told — on the replica that
-    /// announces the session's changes.
+    /// notifications queued for them): the next change is news again, here or — for a copy
+    /// of a session another replica opened — on the replica that announces its changes.
+    /// That one is told of every such fetch: whether it has announced a change this copy has
+    /// not heard of yet cannot be known here.
     pub(crate) fn lists_fetched(&self, session: &Session, kinds: u8) {
-        let news = session.lists_fetched(kinds);
-        if news != 0
+        // A copy tells its client of changes to what the session sees that are made here.
+        session.lists_fetched(kinds);
+        if !session.announced_here()
             && self.in_cluster()
             && let Some(key) = session.key()
         {
             self.publish(crate::cluster::ClusterEvent::ListsFetched {
                 session: key.to_owned(),
-                kinds: news,
+                kinds,
             });
         }
     }

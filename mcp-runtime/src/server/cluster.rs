@@ -67,8 +67,12 @@ impl Server {
                 }
             }
             ClusterEvent::ListsFetched { session, kinds } => {
-                if let Some(session) = self.keyed_session(&session) {
-                    let held_back = session.lists_fetched_elsewhere(kinds);
+                if let Some(session) = self.keyed_session(&session)
+                    && session.announced_here()
+                {
+                    // The change held back may have come after that fetch (the replicas'
+                    // events are not ordered among themselves): it is told again, once.
+                    let held_back = session.lists_fetched(kinds);
                     for kind in ListKind::ALL
                         .into_iter()
                         .filter(|k| held_back & k.bit() != 0)
@@ -118,6 +122,11 @@ impl Server {
             .filter(|(_, needs)| self.has(*needs))
             .fold(0, |kinds, (kind, _)| kinds | kind.bit());
         if kinds != 0 {
+            // A fetch made through another replica during the gap was not heard of: what
+            // the client was told no longer holds the next change back.
+            for session in self.initialized_sessions() {
+                session.forget_lists_told();
+            }
             self.deliver_list_changed(kinds);
         }
         // Each follower's own list walked once: the cost is the number of subscriptions,
@@ -190,16 +199,6 @@ impl Server {
             keyed.reserve(live);
         }
         keyed.insert(key.to_owned(), Arc::downgrade(session));
-    }
-
-    /// Every session known by a shared key, this replica's own and its copies of others'.
-    pub(crate) fn keyed_sessions(&self) -> Vec<Arc<Session>> {
-        let keyed = self
-            .inner
-            .keyed_sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        keyed.values().filter_map(Weak::upgrade).collect()
     }
 
     fn keyed_session(&self, key: &str) -> Option<Arc<Session>> {
@@ -517,5 +516,67 @@ mod tests {
                 "notifications/tools/list_changed ",
             ]
         );
+        // Told already and not fetched since: a change is held back, but after another gap
+        // (in which a fetch elsewhere may have been lost) the list is news again.
+        server.deliver_list_changed(ListKind::Tools.bit());
+        assert_eq!(told(&mut told_b), Vec::<String>::new());
+        server.on_cluster_event(ClusterEvent::Resubscribed);
+        assert_eq!(
+            told(&mut told_b),
+            [
+                "notifications/resources/updated test://two",
+                "notifications/tools/list_changed ",
+            ]
+        );
+    }
+
+    /// A bus that keeps what is published on it.
+    #[cfg(feature = "http")]
+    #[derive(Default)]
+    struct Kept(std::sync::Mutex<Vec<ClusterEvent>>);
+
+    #[cfg(feature = "http")]
+    impl crate::cluster::Bus for Kept {
+        fn publish(&self, event: ClusterEvent) {
+            self.0.lock().unwrap().push(event);
+        }
+        fn subscribe(&self, _: Box<dyn Fn(ClusterEvent) + Send + Sync>) {}
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_copy_tells_the_announcing_replica_of_every_fetch_and_the_announcer_tells_no_one() {
+        let bus = Arc::new(Kept::default());
+        let server = Server::builder("replica", "1.0.0")
+            .auto_register(false)
+            .bus(Arc::clone(&bus) as Arc<dyn crate::cluster::Bus>)
+            .build()
+            .expect("a server");
+        let keyed = |key: &str| {
+            let (out, _frames) = Outbound::new();
+            let session = Arc::new(Session::new(out));
+            session.set_key(key);
+            server.key_session(key, &session);
+            session
+        };
+        let copy = keyed("copy");
+        let own = keyed("own");
+        server.register_session(&own);
+        let tools = ListKind::Tools.bit();
+        // The copy has heard of no change, yet each fetch is told: the announcing replica
+        // may have announced one whose event has not arrived here.
+        for _ in 0..2 {
+            server.lists_fetched(&copy, tools);
+            server.lists_fetched(&own, tools);
+        }
+        let published: Vec<_> = std::mem::take(&mut *bus.0.lock().unwrap());
+        assert_eq!(published.len(), 2, "{published:?}");
+        for event in published {
+            assert!(
+                matches!(&event, ClusterEvent::ListsFetched { session, kinds }
+                    if session == "copy" && *kinds == tools),
+                "{event:?}"
+            );
+        }
     }
 }

@@ -381,6 +381,7 @@ impl Server {
     }
 
     pub(crate) fn register_session(&self, session: &Arc<Session>) {
+        session.announce_here();
         let mut sessions = self
             .inner
             .sessions

@@ -24,7 +24,7 @@ pub(crate) use round_trip::{LazyBinding, RoundTrip};
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Value};
@@ -39,6 +39,9 @@ pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
 /// The stored log level meaning "send none".
 const LOGS_OFF: u8 = u8::MAX;
+
+/// How far the held-back bits of [`Session::lists_changed`] are shifted from the told ones.
+const HELD: u32 = 3;
 
 /// Requests in flight by id. Ids are hashed with FxHash's multiply-and-rotate rather than
 /// SipHash: they come from the client that owns the session, which can only slow its own
@@ -117,17 +120,16 @@ pub(crate) struct Session {
     roots: Mutex<Option<Vec<Root>>>,
     /// The key replicas share the session under (its `Mcp-Session-Id`), when they do.
     key: OnceLock<String>,
-    /// The lists whose `list_changed` the client was sent and has not fetched since (one
-    /// bit per kind): another change adds nothing to what it knows, so it is not queued
-    /// again. A session that never reads holds one notification per list, not thousands.
-    lists_changed: AtomicU8,
-    /// The lists whose change was kept from the client because it had been told already
-    /// (one bit per kind), since it last fetched them.
-    lists_held_back: AtomicU8,
-    /// The lists that changed since the other replicas were last told that the client
-    /// fetched them (one bit per kind; all, for a copy that does not know): a fetch of one
-    /// of them is news to the replica that announces the session's changes.
-    lists_fetch_news: AtomicU8,
+    /// What the client was told of its lists, in one word so that a change and a fetch
+    /// never interleave: the low bits ([`ListKind::bit`]) are the lists whose `list_changed`
+    /// the client was sent and has not fetched since — another change adds nothing to what
+    /// it knows, so it is not queued again, and a session that never reads holds one
+    /// notification per list, not thousands; the same bits shifted by [`HELD`] are the
+    /// lists of which a change was kept back since, for that reason.
+    lists_told: AtomicU8,
+    /// This process announces the session's changes (it opened it), rather than holding a
+    /// copy of a session another replica opened.
+    announced_here: AtomicBool,
     /// Counts what other replicas said ended or changed the session: a copy read before the
     /// count last moved is read again before it serves another request.
     recheck: std::sync::atomic::AtomicU64,
@@ -189,9 +191,8 @@ impl Session {
             client_requests: ClientRequests::new(),
             roots: Mutex::new(None),
             key: OnceLock::new(),
-            lists_changed: AtomicU8::new(0),
-            lists_held_back: AtomicU8::new(0),
-            lists_fetch_news: AtomicU8::new(crate::protocol::ALL_LISTS),
+            lists_told: AtomicU8::new(0),
+            announced_here: AtomicBool::new(false),
             recheck: std::sync::atomic::AtomicU64::new(0),
             sessionless: false,
             one_request: false,
@@ -258,35 +259,40 @@ impl Session {
     /// Records that the lists of `kinds` changed; returns the kinds the client has not
     /// been told of yet, which are the ones to notify.
     pub(crate) fn lists_changed(&self, kinds: u8) -> u8 {
-        self.lists_fetch_news.fetch_or(kinds, Ordering::AcqRel);
-        let told = self.lists_changed.fetch_or(kinds, Ordering::AcqRel);
-        self.lists_held_back
-            .fetch_or(kinds & told, Ordering::AcqRel);
-        kinds & !told
+        let before = self
+            .lists_told
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |was| {
+                Some(was | kinds | ((kinds & was) << HELD))
+            })
+            .unwrap_or_else(|was| was);
+        kinds & !before
     }
 
     /// The client fetched (a page of) these lists, or can no longer get the notifications
-    /// queued for them: the next change is news again. Returns the kinds whose fetch is
-    /// news to the other replicas (see [`Session::lists_fetched_elsewhere`]).
+    /// queued for them: the next change is news again. Returns the kinds of which a change
+    /// was held back since the client was told.
     pub(crate) fn lists_fetched(&self, kinds: u8) -> u8 {
-        self.lists_changed.fetch_and(!kinds, Ordering::AcqRel);
-        self.lists_held_back.fetch_and(!kinds, Ordering::AcqRel);
-        self.lists_fetch_news.fetch_and(!kinds, Ordering::AcqRel) & kinds
+        let before = self
+            .lists_told
+            .fetch_and(!(kinds | (kinds << HELD)), Ordering::AcqRel);
+        (before >> HELD) & kinds
     }
 
-    /// Another replica heard of a change of these lists, which this copy of the session is
-    /// not told of: the client's next fetch here is news to the other replicas.
-    pub(crate) fn lists_changed_elsewhere(&self, kinds: u8) {
-        self.lists_fetch_news.fetch_or(kinds, Ordering::AcqRel);
+    /// Whatever the client was told may not have reached it (the replicas' bus had a gap):
+    /// the next change of every list is news again.
+    pub(crate) fn forget_lists_told(&self) {
+        self.lists_told.store(0, Ordering::Release);
     }
 
-    /// The client fetched these lists through another replica: the next change is news
-    /// again. Returns the kinds of which a change was held back since the client was told:
-    /// it may have come after the fetch (the replicas' events are not ordered among
-    /// themselves), so it is announced again — once, without holding back the next.
-    pub(crate) fn lists_fetched_elsewhere(&self, kinds: u8) -> u8 {
-        self.lists_changed.fetch_and(!kinds, Ordering::AcqRel);
-        self.lists_held_back.fetch_and(!kinds, Ordering::AcqRel) & kinds
+    /// Marks the session as one this process announces the changes of.
+    pub(crate) fn announce_here(&self) {
+        self.announced_here.store(true, Ordering::Release);
+    }
+
+    /// Whether this process announces the session's changes, rather than holding a copy of
+    /// a session another replica opened and announces.
+    pub(crate) fn announced_here(&self) -> bool {
+        self.announced_here.load(Ordering::Acquire)
     }
 
     /// Has the shared record read again before this copy serves another request.
@@ -516,33 +522,26 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ALL_LISTS, ListKind};
+    use crate::protocol::ListKind;
 
     #[test]
-    fn a_list_change_is_told_once_until_the_list_is_fetched_here_or_elsewhere() {
+    fn a_list_change_is_told_once_until_the_list_is_fetched() {
         let (out, _frames) = Outbound::new();
         let session = Session::new(out);
         let (tools, prompts) = (ListKind::Tools.bit(), ListKind::Prompts.bit());
-        // A session that knows nothing yet: its first fetch is news to the other replicas.
-        assert_eq!(session.lists_fetched(ALL_LISTS), ALL_LISTS);
-        assert_eq!(session.lists_fetched(tools), 0);
+        let all = ListKind::ALL.iter().fold(0, |all, kind| all | kind.bit());
+        assert_eq!(session.lists_fetched(all), 0, "nothing held back");
         // Told once; a second change before a fetch is held back.
         assert_eq!(session.lists_changed(tools), tools);
         assert_eq!(session.lists_changed(tools), 0);
-        // Fetched through another replica: what was held back is told again (it may have
-        // come after that fetch), and the next change is news.
-        assert_eq!(session.lists_fetched_elsewhere(tools | prompts), tools);
-        assert_eq!(session.lists_fetched_elsewhere(tools), 0);
-        assert_eq!(session.lists_changed(tools), tools);
-        // Fetched here: news to the other replicas once per change heard.
-        assert_eq!(session.lists_fetched(tools), tools);
+        assert_eq!(session.lists_changed(tools | prompts), prompts);
+        // Fetched: what was held back is named (a fetch through another replica may have
+        // come before it), once, and the next change is news.
+        assert_eq!(session.lists_fetched(tools | prompts), tools);
         assert_eq!(session.lists_fetched(tools), 0);
-        session.lists_changed_elsewhere(prompts);
-        assert_eq!(session.lists_fetched(ALL_LISTS), prompts);
-        assert_eq!(
-            session.lists_changed(prompts),
-            prompts,
-            "fetched: news again"
-        );
+        assert_eq!(session.lists_changed(tools), tools);
+        // A gap on the bus: what was told may not have arrived, so it is told again.
+        session.forget_lists_told();
+        assert_eq!(session.lists_changed(tools), tools);
     }
 }
