@@ -102,6 +102,7 @@ impl Server {
             ClusterEvent::Resubscribed => {
                 self.recheck_every_session();
                 self.tell_what_may_have_changed();
+                self.pass_on_fetches_again();
             }
         }
     }
@@ -181,6 +182,33 @@ impl Server {
             session.mark_for_recheck();
         }
     }
+
+    /// A fetch this replica passed on during the gap may not have reached the replica that
+    /// announces the session's changes, which would then hold back its next change for good:
+    /// each copy's client is said to have fetched every list. The announcing replica tells
+    /// again only what it held back since it last told, so a client hears at most one
+    /// notification more per list.
+    #[cfg(feature = "http")]
+    fn pass_on_fetches_again(&self) {
+        let copies: Vec<String> = self
+            .inner
+            .keyed_sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, s)| s.upgrade().is_some_and(|s| !s.announced_here()))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for session in copies {
+            self.publish(ClusterEvent::ListsFetched {
+                session,
+                kinds: crate::protocol::ALL_LISTS,
+            });
+        }
+    }
+
+    #[cfg(not(feature = "http"))]
+    fn pass_on_fetches_again(&self) {}
 
     /// Knows `session` by its shared key, for the other replicas' events about it.
     #[cfg(feature = "http")]
@@ -578,5 +606,24 @@ mod tests {
                 "{event:?}"
             );
         }
+        // After a gap, what was passed on may have been lost: each copy passes on a fetch
+        // of every list again.
+        server.on_cluster_event(ClusterEvent::Resubscribed);
+        let published: Vec<_> = std::mem::take(&mut *bus.0.lock().unwrap());
+        assert_eq!(
+            published,
+            [ClusterEvent::ListsFetched {
+                session: "copy".into(),
+                kinds: crate::protocol::ALL_LISTS
+            }]
+        );
+        // A fetch elsewhere is the announcing replica's business: a copy that told its
+        // client of a change to what the session sees keeps holding back the next.
+        assert_eq!(copy.lists_changed(tools), tools);
+        server.on_cluster_event(ClusterEvent::ListsFetched {
+            session: "copy".into(),
+            kinds: tools,
+        });
+        assert_eq!(copy.lists_changed(tools), 0, "held back still");
     }
 }

@@ -524,6 +524,8 @@ mod tests {
     use super::*;
     use crate::protocol::ListKind;
 
+    /// The sequence only: that a change and a fetch never interleave halfway is by
+    /// construction (one word, each update one atomic step), not tested.
     #[test]
     fn a_list_change_is_told_once_until_the_list_is_fetched() {
         let (out, _frames) = Outbound::new();

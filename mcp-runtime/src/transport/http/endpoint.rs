@@ -914,16 +914,9 @@ pub(super) async fn get(
                 );
             }
         },
-        None => {
-            let last = store.last(&standalone).await;
-            // What the stream held is skipped: a list change announced there was never
-            // heard, so the next one must be announced again.
-            state
-                .server
-                .lists_fetched(&http_session.session, crate::protocol::ALL_LISTS);
-            (standalone.clone(), last)
-        }
+        None => (standalone.clone(), store.last(&standalone).await),
     };
+    let skips = resume.is_none();
     let standalone = stream == standalone;
     let on_end: Option<Box<dyn FnOnce() + Send>> = if standalone {
         // One standalone stream at a time: a message must not go out on two streams.
@@ -932,6 +925,13 @@ pub(super) async fn get(
                 StatusCode::CONFLICT,
                 "this session's stream is already open",
             );
+        }
+        if skips {
+            // What the stream held is skipped: a list change announced there was never
+            // heard, so the next one must be announced again.
+            state
+                .server
+                .lists_fetched(&http_session.session, crate::protocol::ALL_LISTS);
         }
         let http_session = Arc::clone(&http_session);
         Some(Box::new(move || {
