@@ -106,7 +106,9 @@ pub trait Bus: Send + Sync + 'static {
 
     /// Delivers every other replica's events to `deliver`, from now on (called once, when
     /// the server is built). A bus that may lose events while it is disconnected delivers
-    /// [`ClusterEvent::Resubscribed`] once it is back.
+    /// [`ClusterEvent::Resubscribed`] once it is back. The server may publish while it
+    /// handles an event (after a gap it passes on what it may have lost), so `deliver` must
+    /// not be called under a lock that `publish` takes.
     fn subscribe(&self, deliver: Box<dyn Fn(ClusterEvent) + Send + Sync>);
 }
 

@@ -888,13 +888,29 @@ mod tests {
 
     use crate::cluster::{Bus, ClusterEvent, InMemorySessionStore};
 
-    type Deliver = Box<dyn Fn(ClusterEvent) + Send + Sync>;
+    type Deliver = Arc<dyn Fn(ClusterEvent) + Send + Sync>;
 
-    /// A bus between servers of one process: each event reaches every other server at once.
+    /// A bus between servers of one process: each event reaches every other server at once,
+    /// outside the lock, since a server may publish while it handles one.
     #[derive(Default)]
     struct Loopback {
         listeners: Mutex<Vec<(usize, Deliver)>>,
         next: AtomicU64,
+    }
+
+    impl Loopback {
+        /// Delivers an event to replica `to` as its bus would.
+        fn deliver_to(&self, to: usize, event: ClusterEvent) {
+            let deliver = {
+                let listeners = self.listeners.lock().unwrap();
+                let (_, deliver) = listeners
+                    .iter()
+                    .find(|(end, _)| *end == to)
+                    .expect("a replica");
+                Arc::clone(deliver)
+            };
+            deliver(event);
+        }
     }
 
     /// One server's end of a [`Loopback`].
@@ -902,15 +918,26 @@ mod tests {
 
     impl Bus for End {
         fn publish(&self, event: ClusterEvent) {
-            for (end, deliver) in self.0.listeners.lock().unwrap().iter() {
-                if *end != self.1 {
-                    deliver(event.clone());
-                }
+            let others: Vec<Deliver> = self
+                .0
+                .listeners
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(end, _)| *end != self.1)
+                .map(|(_, deliver)| Arc::clone(deliver))
+                .collect();
+            for deliver in others {
+                deliver(event.clone());
             }
         }
 
-        fn subscribe(&self, deliver: Deliver) {
-            self.0.listeners.lock().unwrap().push((self.1, deliver));
+        fn subscribe(&self, deliver: Box<dyn Fn(ClusterEvent) + Send + Sync>) {
+            self.0
+                .listeners
+                .lock()
+                .unwrap()
+                .push((self.1, Arc::from(deliver)));
         }
     }
 
@@ -966,11 +993,7 @@ mod tests {
         assert!(served(b.find(&id, None).await), "b's fresh copy is served");
         // b's bus is back after a gap and says it may have missed events: b reads the
         // record again.
-        {
-            let listeners = bus.listeners.lock().unwrap();
-            let (_, deliver_to_b) = listeners.iter().find(|(end, _)| *end == 1).expect("b");
-            deliver_to_b(ClusterEvent::Resubscribed);
-        }
+        bus.deliver_to(1, ClusterEvent::Resubscribed);
         assert!(!served(b.find(&id, None).await), "b read the record again");
 
         // Ended through a replica, which tells the others before it answers.
@@ -1190,11 +1213,7 @@ mod tests {
                 let mut record = store.store.get(&id, ttl).await.unwrap().unwrap();
                 record.subscriptions.push("test://watched".into());
                 store.store.put(&record, ttl).await.unwrap();
-                {
-                    let listeners = bus.listeners.lock().unwrap();
-                    let (_, deliver_to_b) = listeners.iter().find(|(end, _)| *end == 1).expect("b");
-                    deliver_to_b(ClusterEvent::Resubscribed);
-                }
+                bus.deliver_to(1, ClusterEvent::Resubscribed);
                 let _ = release.send(());
             })
         };
