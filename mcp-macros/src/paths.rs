@@ -21,7 +21,6 @@ macro_rules! private_paths {
 }
 
 private_paths! {
-    schemars => schemars;
     tokio => tokio;
     tool_trait => Tool;
     tool_descriptor => ToolDescriptor;
@@ -38,7 +37,7 @@ private_paths! {
     state_missing => state_missing;
     toolbox_trait => Toolbox;
     tool_arguments => ToolArguments;
-    describes_arguments => DescribesArguments;
+    field => Field;
     argument_struct => argument_struct;
     argument_struct_parsed_only => argument_struct_parsed_only;
     parameter_deserialize => ParameterDeserialize;
@@ -81,6 +80,7 @@ private_paths! {
     list_function => ListFunction;
     role => Role;
     json_value => serde_json::Value;
+    json_macro => serde_json::json;
     schema_profile => SchemaProfile;
 }
 

@@ -91,11 +91,12 @@ fn parse_fields<A: ArgumentFields>(
 ///
 /// Generated code builds it in one `const` from a function whose bounds check every
 /// parameter type, so a type that cannot be an argument is reported once, on its own
-/// token, and the derive of the struct that describes the parameters (generic over their
-/// types) adds no errors of its own.
+/// token, and the table that describes the parameters adds no errors of its own.
 pub struct ToolArguments<A> {
-    /// Builds the `inputSchema`.
-    pub input_schema: fn() -> serde_json::Value,
+    /// Builds the `inputSchema` (of an argument struct, or one the tool gives).
+    input_schema: fn() -> serde_json::Value,
+    /// The parameters, described (of a tool with parameters of its own).
+    fields: Option<&'static [Field]>,
     read: fn(&Arguments<'_>, &'static [&'static str]) -> Result<A, CallToolResult>,
     /// The parameters' names, in the order of `A`'s values (none for an argument struct).
     names: &'static [&'static str],
@@ -106,14 +107,23 @@ impl<A> ToolArguments<A> {
     pub fn parse(&self, arguments: &Arguments<'_>) -> Result<A, CallToolResult> {
         (self.read)(arguments, self.names)
     }
+
+    /// The `inputSchema`.
+    pub fn schema(&self) -> serde_json::Value {
+        match self.fields {
+            Some(fields) => schema_of_fields(fields),
+            None => (self.input_schema)(),
+        }
+    }
 }
 
 impl<A: ArgumentFields> ToolArguments<A> {
     /// A tool's parameters, named `names`, read into their values (`A`) and described by
-    /// the generated struct `S` of the same fields (whose name is no title).
-    pub const fn fields<S: schemars::JsonSchema>(names: &'static [&'static str]) -> Self {
+    /// `fields` (in the same order).
+    pub const fn fields(names: &'static [&'static str], fields: &'static [Field]) -> Self {
         ToolArguments {
-            input_schema: fields_schema::<S>,
+            input_schema: explicit_schema_elsewhere,
+            fields: Some(fields),
             read: parse_fields::<A>,
             names,
         }
@@ -124,19 +134,118 @@ impl<A: ArgumentFields> ToolArguments<A> {
     pub const fn fields_parsed_only(names: &'static [&'static str]) -> Self {
         ToolArguments {
             input_schema: explicit_schema_elsewhere,
+            fields: None,
             read: parse_fields::<A>,
             names,
         }
     }
 }
 
-/// The struct `#[tool]` generates to describe a tool's parameters (never built: the arguments
-/// are read into a tree of their values). Its impl reads the fields, which is what tells
-/// rustc's `dead_code` lint they are used, where an `allow` would be refused by a crate that
-/// forbids the lint.
-pub trait DescribesArguments {
-    /// Reads every field; never called.
-    fn fields(&self);
+/// One parameter of a tool, as its input schema describes it: what a derived `JsonSchema`
+/// of a struct with that field would say, made by code compiled once in the runtime from
+/// this table rather than by a derive compiled for every tool.
+pub struct Field {
+    name: &'static str,
+    /// Its doc comment, lines joined as rustdoc (and schemars) join them.
+    doc: &'static str,
+    /// The schema of its type, as a property (a `$ref` for a type with a definition).
+    schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// Whether a client may leave it out.
+    optional: fn() -> bool,
+    /// The HTTP header that mirrors it (`x-mcp-header`).
+    header: Option<&'static str>,
+    /// Its `#[default = …]`, as JSON.
+    default: Option<fn() -> serde_json::Value>,
+}
+
+impl Field {
+    /// A parameter of type `T`: required unless `T` is an `Option`.
+    pub const fn of<T: ParameterSchema>(
+        name: &'static str,
+        doc: &'static str,
+        header: Option<&'static str>,
+    ) -> Field {
+        Field {
+            name,
+            doc,
+            schema: schemars::SchemaGenerator::subschema_for::<T>,
+            optional: <T as schemars::JsonSchema>::_schemars_private_is_option,
+            header,
+            default: None,
+        }
+    }
+
+    /// A parameter of type `T` with a default: never required, and the default shown.
+    pub const fn defaulted<T: ParameterSchema>(
+        name: &'static str,
+        doc: &'static str,
+        header: Option<&'static str>,
+        default: fn() -> serde_json::Value,
+    ) -> Field {
+        Field {
+            name,
+            doc,
+            schema: schemars::SchemaGenerator::subschema_for::<T>,
+            optional: always,
+            header,
+            default: Some(default),
+        }
+    }
+}
+
+fn always() -> bool {
+    true
+}
+
+/// The title and description a doc comment gives a schema: a first line that is a Markdown
+/// heading is the title, the rest the description (as schemars reads doc comments).
+fn title_and_description(doc: &str) -> (&str, &str) {
+    let doc = doc.trim_ascii();
+    match doc.strip_prefix('#') {
+        Some(_) => {
+            let end = doc.find('\n').unwrap_or(doc.len());
+            let title = doc[..end].trim_start_matches('#').trim_ascii();
+            (title, doc[end..].trim_ascii())
+        }
+        None => ("", doc),
+    }
+}
+
+/// The object schema of a tool's parameters, as schemars derives one for a struct of them.
+fn describe_fields(
+    fields: &[Field],
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    let mut object = serde_json::Map::new();
+    object.insert("type".into(), "object".into());
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for field in fields {
+        let mut schema = (field.schema)(generator);
+        let (title, description) = title_and_description(field.doc);
+        for (key, text) in [("title", title), ("description", description)] {
+            if !text.is_empty() {
+                schema.insert(key.into(), text.into());
+            }
+        }
+        if let Some(header) = field.header {
+            schema.insert("x-mcp-header".into(), header.into());
+        }
+        if let Some(default) = field.default {
+            schema.insert("default".into(), default());
+        }
+        properties.insert(field.name.into(), schema.into());
+        if !(generator.contract().is_deserialize() && (field.optional)()) {
+            required.push(serde_json::Value::from(field.name));
+        }
+    }
+    if !fields.is_empty() {
+        object.insert("properties".into(), properties.into());
+    }
+    if !required.is_empty() {
+        object.insert("required".into(), required.into());
+    }
+    object.into()
 }
 
 /// Stands in for the derived schema of a tool that gives its own; never sent.
@@ -148,6 +257,7 @@ fn explicit_schema_elsewhere() -> serde_json::Value {
 pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArguments<A> {
     ToolArguments {
         input_schema: explicit_schema_elsewhere,
+        fields: None,
         read: parse_arguments::<A>,
         names: &[],
     }
@@ -157,40 +267,32 @@ pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArgum
 pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
     ToolArguments {
         input_schema: struct_schema::<A>,
+        fields: None,
         read: parse_arguments::<A>,
         names: &[],
     }
 }
 
-/// The schema of the generated struct of a tool's parameters: closed, as the runtime
-/// refuses a property it does not name, and without the struct's name as its title.
-///
-/// Only the struct's own `json_schema` is compiled for each tool: the generator's root
-/// schema is made for one type of the runtime's ([`Fields`]), which describes the struct
-/// through it, so schemars' generic code is compiled once rather than once per tool (nine
-/// functions each). The struct is the root of its own schema and nothing refers to it, so
-/// the schema is the one `into_root_schema_for` gives for the struct itself.
-fn fields_schema<T: schemars::JsonSchema>() -> serde_json::Value {
-    schema_of_fields(T::json_schema)
-}
-
-/// How the struct being described describes itself (see [`fields_schema`]).
-type Describe = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
-
 std::thread_local! {
-    static DESCRIBING: std::cell::Cell<Option<Describe>> = const { std::cell::Cell::new(None) };
+    static DESCRIBING: std::cell::Cell<&'static [Field]> = const { std::cell::Cell::new(&[]) };
 }
 
-/// The root schema of a tool's parameters, described by `describe`.
-fn schema_of_fields(describe: Describe) -> serde_json::Value {
+/// The schema of a tool's parameters: closed, as the runtime refuses a property it does not
+/// name, and without a title.
+///
+/// No code is compiled for each tool: the generator's root schema is made for one type of
+/// the runtime's ([`Fields`]), which describes the parameters from their table, so the
+/// schema is the one `into_root_schema_for` gives for a struct deriving `JsonSchema` with
+/// those fields.
+fn schema_of_fields(fields: &'static [Field]) -> serde_json::Value {
     /// Puts back what was being described before, also when describing panics.
-    struct Restore(Option<Describe>);
+    struct Restore(&'static [Field]);
     impl Drop for Restore {
         fn drop(&mut self) {
             DESCRIBING.with(|d| d.set(self.0));
         }
     }
-    let _restore = Restore(DESCRIBING.with(|d| d.replace(Some(describe))));
+    let _restore = Restore(DESCRIBING.with(|d| d.replace(fields)));
     let mut schema = struct_schema::<Fields>();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("title");
@@ -212,10 +314,7 @@ impl schemars::JsonSchema for Fields {
     }
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        match DESCRIBING.with(std::cell::Cell::get) {
-            Some(describe) => describe(generator),
-            None => schemars::Schema::default(),
-        }
+        describe_fields(DESCRIBING.with(std::cell::Cell::get), generator)
     }
 }
 
@@ -615,9 +714,9 @@ pub fn state_missing(error: RpcError) -> CallToolResult {
 mod tests {
     use super::*;
 
-    /// The schema `into_root_schema_for` gives for the struct itself, as `fields_schema`
-    /// made it before it went through [`Fields`].
-    fn direct<T: schemars::JsonSchema>() -> serde_json::Value {
+    /// The schema `into_root_schema_for` gives for a struct deriving `JsonSchema`, without
+    /// its title: what a tool's parameters were described by before they had a table.
+    fn derived<T: schemars::JsonSchema>() -> serde_json::Value {
         let mut schema = struct_schema::<T>();
         if let Some(obj) = schema.as_object_mut() {
             obj.remove("title");
@@ -625,8 +724,16 @@ mod tests {
         schema
     }
 
+    fn ten() -> serde_json::Value {
+        serde_json::json!(10)
+    }
+
+    fn metric() -> serde_json::Value {
+        serde_json::json!("metric")
+    }
+
     #[test]
-    fn a_tools_parameters_are_described_as_their_struct_describes_itself() {
+    fn a_tools_parameters_are_described_as_a_struct_of_them_derives_it() {
         /// A tree.
         #[derive(schemars::JsonSchema)]
         #[allow(dead_code)]
@@ -641,6 +748,7 @@ mod tests {
             Metric,
             Imperial,
         }
+        // What `#[tool]` derived for a tool's parameters, field for field, before the table.
         #[derive(schemars::JsonSchema)]
         #[allow(dead_code)]
         struct Params<A, B> {
@@ -650,22 +758,59 @@ mod tests {
             count: A,
             #[schemars(extend("x-mcp-header" = "Unit"))]
             unit: Option<B>,
+            /// # The tree
+            ///
+            /// Its root.
             tree: Node,
+            ///   Indented  
             again: Node,
             map: std::collections::BTreeMap<String, Vec<Unit>>,
+            /// At most this many.
+            #[serde(default = "::core::option::Option::<u32>::default")]
+            #[schemars(with = "u32", extend("default" = 10))]
+            limit: Option<u32>,
+            /// The unit to answer in.
+            #[schemars(extend("x-mcp-header" = "Answer-Unit"))]
+            #[serde(default = "::core::option::Option::<String>::default")]
+            #[schemars(with = "String", extend("default" = "metric"))]
+            answer: Option<String>,
+            #[schemars(extend("x-mcp-header" = "Maybe"))]
+            maybe: Option<Option<u32>>,
         }
+        static FIELDS: &[Field] = &[
+            Field::of::<u32>("count", "How many.\n\nAt least one.", None),
+            Field::of::<Option<Unit>>("unit", "", Some("Unit")),
+            Field::of::<Node>("tree", "# The tree\n\nIts root.", None),
+            Field::of::<Node>("again", "  Indented  ", None),
+            Field::of::<std::collections::BTreeMap<String, Vec<Unit>>>("map", "", None),
+            Field::defaulted::<u32>("limit", "At most this many.", None, ten),
+            Field::defaulted::<String>(
+                "answer",
+                "The unit to answer in.",
+                Some("Answer-Unit"),
+                metric,
+            ),
+            Field::of::<Option<Option<u32>>>("maybe", "", Some("Maybe")),
+        ];
         #[derive(schemars::JsonSchema)]
         struct Empty {}
         let cases = [
-            (
-                direct::<Params<u32, Unit>>(),
-                fields_schema::<Params<u32, Unit>>(),
-            ),
-            (direct::<Empty>(), fields_schema::<Empty>()),
+            (derived::<Params<u32, Unit>>(), schema_of_fields(FIELDS)),
+            (derived::<Empty>(), schema_of_fields(&[])),
         ];
         for (expected, made) in &cases {
-            assert_eq!(made, expected);
+            assert_eq!(made.to_string(), expected.to_string());
         }
-        assert!(cases[0].0["$defs"]["Node"].is_object(), "{}", cases[0].0);
+        let params = &cases[0].0;
+        assert!(params["$defs"]["Node"].is_object(), "{params}");
+        assert_eq!(
+            params["properties"]["tree"]["title"], "The tree",
+            "{params}"
+        );
+        assert_eq!(params["properties"]["answer"]["default"], "metric");
+        assert_eq!(
+            params["required"],
+            serde_json::json!(["count", "tree", "again", "map"])
+        );
     }
 }

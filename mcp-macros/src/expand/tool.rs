@@ -1,8 +1,8 @@
-//! `#[tool]`: the hidden struct that describes the arguments (generic over the parameter
-//! types, so that each is checked once, on its own token; the runtime reads the arguments
-//! into a tree of their values, not a derive of the struct), the descriptor of the hidden
-//! struct (implementing `Tool`) with the shim that reads the arguments and calls the
-//! function, and the warning about a missing description.
+//! `#[tool]`: the table that describes the arguments (built in a `const fn` generic over
+//! the parameter types, so that each is checked once, on its own token; the runtime reads
+//! the arguments into a tree of their values and describes them from the table), the
+//! descriptor of the hidden struct (implementing `Tool`) with the shim that reads the
+//! arguments and calls the function, and the warning about a missing description.
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -15,8 +15,6 @@ use crate::parse::tool::ToolModel;
 use crate::paths;
 
 pub(crate) fn expand(m: &ToolModel) -> TokenStream {
-    let schemars = paths::schemars();
-    let schemars_crate = paths::as_string(&schemars);
     let annotations_ty = paths::tool_annotations();
     let arguments = paths::arguments();
     let tool_future = paths::tool_future();
@@ -47,10 +45,6 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
     let func = &m.func;
     let fn_ident = &func.sig.ident;
     let states = state_needs(&m.params, m.owner.as_ref());
-    let args_ident = format_ident!(
-        "__mcp_args_{}",
-        fn_ident.to_string().trim_start_matches("r#")
-    );
     let CommonFields {
         name,
         title,
@@ -76,8 +70,8 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
 
     // The parameter types are checked exactly once: as the type arguments of one `const fn`
     // whose bounds name what a parameter needs. rustc reports an unmet bound on the type
-    // argument itself, which is the user's own token, and the argument struct is generic over
-    // the parameter types, so its derives never fail on their own.
+    // argument itself, which is the user's own token, and the table that describes them is
+    // built inside that function, so it adds no errors of its own.
     // With `input_schema = …` the parameters are only deserialised, never described.
     let explicit_schema = m.input_schema.is_some();
     let args_struct = m.args.is_some();
@@ -114,32 +108,32 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         let type_params: Vec<_> = (0..param_types.len())
             .map(|i| format_ident!("__McpParam{i}"))
             .collect();
+        // Each parameter is one row of a table the runtime describes them from, as a derived
+        // `JsonSchema` of a struct of them would: no code of its own for each tool.
+        let field = paths::field();
         let fields = arguments_params.iter().zip(&type_params).map(|(p, t)| {
-            let (ident, docs) = (&p.ident, &p.docs);
-            // `#[header]`: the property says which HTTP header mirrors it (`x-mcp-header`).
-            let header = p.header.as_ref().map(|h| {
+            let name = unraw(&p.ident);
+            let doc = doc_text(&p.docs);
+            let header = option(p.header.as_ref().map(|h| {
                 let name = &h.name;
-                quote!(#[schemars(extend("x-mcp-header" = #name))])
-            });
+                quote!(#name)
+            }));
             match &p.default {
                 // Read as an `Option` (so `null` is the default too) and described as the
                 // parameter's own type, with its `default`.
                 Some(value) => {
-                    let with = quote!(#t).to_string();
-                    // A path naming the type parameter: `default` alone would bound it by
-                    // `Default`, and a path without it leaves schemars nothing to infer.
-                    let none = format!("::core::option::Option::<{with}>::default");
-                    // With `input_schema = …` nothing derives `JsonSchema`.
-                    let schema = (!explicit_schema)
-                        .then(|| quote!(#[schemars(with = #with, extend("default" = #value))]));
+                    let json = paths::json_macro();
+                    let value_ty = paths::json_value();
                     quote! {
-                        #(#docs)* #header
-                        #[serde(default = #none)]
-                        #schema
-                        #ident: ::core::option::Option<#t>,
+                        #field::defaulted::<#t>(#name, #doc, #header, {
+                            fn __mcp_default() -> #value_ty {
+                                #json!(#value)
+                            }
+                            __mcp_default
+                        })
                     }
                 }
-                None => quote!(#(#docs)* #header #ident: #t,),
+                None => quote!(#field::of::<#t>(#name, #doc, #header)),
             }
         });
         // The values are read as a tree, `((P0,), ((P1,), (P2,)))`, by a reader of the
@@ -180,27 +174,9 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                 }
             }
         } else {
-            let generics = (!param_types.is_empty()).then(|| quote!(<#(#type_params),*>));
-            let described = paths::describes_arguments();
-            let idents = arguments_params.iter().map(|p| &p.ident);
             quote! {
-                // Not `deny_unknown_fields`: the runtime refuses a name the struct does not
-                // know, naming the closest one, as for any argument type.
-                #[derive(#schemars::JsonSchema)]
-                #[schemars(crate = #schemars_crate)]
-                #[allow(non_camel_case_types)]
-                struct #args_ident #generics { #(#fields)* }
-
-                // Never built: the impl reads the fields for rustc's `dead_code` lint, which
-                // an `allow` would not satisfy in a crate that forbids it.
-                impl #generics #described for #args_ident #generics {
-                    fn fields(&self) {
-                        let _ = (#(&self.#idents,)*);
-                    }
-                }
-
                 const fn __mcp_arguments #bounded () -> #tool_arguments<#generic_values> {
-                    #tool_arguments::fields::<#args_ident #generics>(#names)
+                    #tool_arguments::fields(#names, const { &[#(#fields),*] })
                 }
             }
         };
@@ -343,7 +319,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
             let value = paths::json_value();
             quote_spanned!(path.span()=> { let f: fn() -> #value = #path; f })
         }
-        None => quote!(__MCP_ARGUMENTS.input_schema),
+        None => quote!(|| __MCP_ARGUMENTS.schema()),
     };
 
     // The tree of values read, taken apart into one local per parameter.
@@ -425,5 +401,34 @@ fn value_tree(items: &[TokenStream]) -> TokenStream {
             let (left, right) = (value_tree(left), value_tree(right));
             quote!((#left, #right))
         }
+    }
+}
+
+/// A parameter's doc comment as one string, its lines joined as schemars joins them (one
+/// leading space taken off each, `\n` between): `""` for none.
+fn doc_text(docs: &[syn::Attribute]) -> TokenStream {
+    let lines: Vec<TokenStream> = docs
+        .iter()
+        .filter_map(|a| a.meta.require_name_value().ok())
+        .enumerate()
+        .map(|(i, line)| {
+            let text = match &line.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(text),
+                    ..
+                }) => {
+                    let text = text.value();
+                    let text = text.strip_prefix(' ').unwrap_or(&text).to_owned();
+                    quote!(#text)
+                }
+                other => quote!(#other),
+            };
+            if i == 0 { text } else { quote!("\n", #text) }
+        })
+        .collect();
+    if lines.is_empty() {
+        quote!("")
+    } else {
+        quote!(::core::concat!(#(#lines),*))
     }
 }
