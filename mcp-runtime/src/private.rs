@@ -751,7 +751,9 @@ mod tests {
         // What `#[tool]` derived for a tool's parameters, field for field, before the table.
         #[derive(schemars::JsonSchema)]
         #[allow(dead_code)]
-        struct Params<A, B> {
+        // Generic over every type, as the macro's struct was: a field of a concrete type
+        // gets a `"default": null` from schemars first, which places the key elsewhere.
+        struct Params<A, B, C, D, E> {
             /// How many.
             ///
             /// At least one.
@@ -766,16 +768,16 @@ mod tests {
             again: Node,
             map: std::collections::BTreeMap<String, Vec<Unit>>,
             /// At most this many.
-            #[serde(default = "::core::option::Option::<u32>::default")]
-            #[schemars(with = "u32", extend("default" = 10))]
-            limit: Option<u32>,
+            #[serde(default = "::core::option::Option::<C>::default")]
+            #[schemars(with = "C", extend("default" = 10))]
+            limit: Option<C>,
             /// The unit to answer in.
             #[schemars(extend("x-mcp-header" = "Answer-Unit"))]
-            #[serde(default = "::core::option::Option::<String>::default")]
-            #[schemars(with = "String", extend("default" = "metric"))]
-            answer: Option<String>,
+            #[serde(default = "::core::option::Option::<D>::default")]
+            #[schemars(with = "D", extend("default" = "metric"))]
+            answer: Option<D>,
             #[schemars(extend("x-mcp-header" = "Maybe"))]
-            maybe: Option<Option<u32>>,
+            maybe: Option<Option<E>>,
         }
         static FIELDS: &[Field] = &[
             Field::of::<u32>("count", "How many.\n\nAt least one.", None),
@@ -795,7 +797,10 @@ mod tests {
         #[derive(schemars::JsonSchema)]
         struct Empty {}
         let cases = [
-            (derived::<Params<u32, Unit>>(), schema_of_fields(FIELDS)),
+            (
+                derived::<Params<u32, Unit, u32, String, u32>>(),
+                schema_of_fields(FIELDS),
+            ),
             (derived::<Empty>(), schema_of_fields(&[])),
         ];
         for (expected, made) in &cases {

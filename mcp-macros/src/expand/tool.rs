@@ -124,6 +124,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                 Some(value) => {
                     let json = paths::json_macro();
                     let value_ty = paths::json_value();
+                    let value = json_literal(value);
                     quote! {
                         #field::defaulted::<#t>(#name, #doc, #header, {
                             fn __mcp_default() -> #value_ty {
@@ -430,5 +431,43 @@ fn doc_text(docs: &[syn::Attribute]) -> TokenStream {
         quote!("")
     } else {
         quote!(::core::concat!(#(#lines),*))
+    }
+}
+
+/// A default as `json!` should see it: an integer without a suffix is given the widest one
+/// that holds it (`json!` alone takes it for an `i32`, and refuses `5000000000`); any other
+/// literal is left as written.
+fn json_literal(value: &syn::Expr) -> TokenStream {
+    let (negative, lit) = match value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(lit),
+            ..
+        }) => (false, lit),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(lit),
+                ..
+            }) => (true, lit),
+            _ => return quote!(#value),
+        },
+        _ => return quote!(#value),
+    };
+    if !lit.suffix().is_empty() {
+        return quote!(#value);
+    }
+    let suffix = match lit.base10_parse::<u64>() {
+        Ok(n) if n <= i64::MAX.unsigned_abs() || negative => "i64",
+        Ok(_) => "u64",
+        Err(_) => return quote!(#value),
+    };
+    let typed = syn::LitInt::new(&format!("{}{suffix}", lit.base10_digits()), lit.span());
+    if negative {
+        quote!(-#typed)
+    } else {
+        quote!(#typed)
     }
 }

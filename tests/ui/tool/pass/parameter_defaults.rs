@@ -18,8 +18,12 @@ fn search(
     units: String,
     #[default = -1.5] offset: f64,
     #[default = true] exact: bool,
+    /// Past what `json!` takes for an `i32`.
+    #[default = 5000000000]
+    budget: u64,
+    #[default = -3] shift: i64,
 ) -> String {
-    format!("{query} {limit} {units} {offset} {exact}")
+    format!("{query} {limit} {units} {offset} {exact} {budget} {shift}")
 }
 
 fn main() {
@@ -35,10 +39,15 @@ fn main() {
     assert_eq!(properties["units"]["type"], "string", "{schema}");
     assert_eq!(properties["offset"]["default"], -1.5, "{schema}");
     assert_eq!(properties["exact"]["default"], true, "{schema}");
+    assert_eq!(
+        properties["budget"]["default"], 5_000_000_000_u64,
+        "{schema}"
+    );
+    assert_eq!(properties["shift"]["default"], -3, "{schema}");
     assert_eq!(schema["required"], json!(["query"]), "{schema}");
     assert_eq!(
-        search("x".into(), 1, "si".into(), 0.0, false),
-        "x 1 si 0 false"
+        search("x".into(), 1, "si".into(), 0.0, false, 2, 0),
+        "x 1 si 0 false 2 0"
     );
 
     let runtime = mcp_runtime::tokio::runtime::Builder::new_current_thread()
@@ -54,16 +63,20 @@ fn main() {
         let client = server.connect_memory();
         client.initialize().await.unwrap();
         for (tool, arguments, expected) in [
-            ("search", json!({"query": "x"}), "x 10 metric -1.5 true"),
+            (
+                "search",
+                json!({"query": "x"}),
+                "x 10 metric -1.5 true 5000000000 -3",
+            ),
             (
                 "search",
                 json!({"query": "x", "limit": null}),
-                "x 10 metric -1.5 true",
+                "x 10 metric -1.5 true 5000000000 -3",
             ),
             (
                 "search",
                 json!({"query": "x", "limit": 2}),
-                "x 2 metric -1.5 true",
+                "x 2 metric -1.5 true 5000000000 -3",
             ),
             ("search_by_hand", json!({"query": "x"}), "x 10"),
         ] {
