@@ -463,6 +463,51 @@ mod tests {
         assert!(frames.try_recv().is_none(), "one state told, once");
     }
 
+    #[tokio::test]
+    async fn another_callers_task_reaches_no_listener_from_the_bus_or_after_a_gap() {
+        use crate::tasks::StoredTask;
+        let server = Server::builder("replica", "1.0.0")
+            .auto_register(false)
+            .bus(Arc::new(Quiet))
+            .build()
+            .expect("a server");
+        let ttl = Some(std::time::Duration::from_secs(60));
+        let poll = std::time::Duration::from_millis(500);
+        let theirs = StoredTask::new("theirs".into(), Some("bob".into()), ttl, poll);
+        let own = StoredTask::new("own".into(), Some("alice".into()), ttl, poll);
+        let store = &server.inner.tasks.store;
+        store.create(theirs.clone()).await.expect("stored");
+        store.create(own.clone()).await.expect("stored");
+        // Alice's listener names Bob's task beside her own.
+        let (out, mut frames) = Outbound::new();
+        let listener = Arc::new(super::super::listeners::Listener {
+            id: RequestId::Number(7),
+            lists: [false; 3],
+            resources: Default::default(),
+            tasks: std::sync::Mutex::new(
+                [("theirs".to_owned(), None), ("own".to_owned(), None)].into(),
+            ),
+            owner: Some("alice".into()),
+            out,
+        });
+        server.inner.listeners.add(&listener);
+
+        // Told by another replica: Bob's task first, then hers.
+        server.on_cluster_event(ClusterEvent::TaskChanged { task: theirs });
+        server.on_cluster_event(ClusterEvent::TaskChanged { task: own });
+        let told = next_told(&mut frames).await;
+        assert_eq!(told["params"]["taskId"], "own", "{told}");
+        assert!(frames.try_recv().is_none(), "Bob's task was sent");
+
+        // Read again from the store after a gap: hers was sent already, Bob's never is.
+        server
+            .retell_followed_tasks()
+            .expect("tasks followed")
+            .await
+            .expect("read");
+        assert!(frames.try_recv().is_none(), "Bob's task was sent");
+    }
+
     #[test]
     fn a_bus_back_after_a_gap_tells_each_session_of_what_it_follows_and_of_lists_offered() {
         static NOOP: crate::registry::ToolDescriptor = crate::registry::ToolDescriptor {
