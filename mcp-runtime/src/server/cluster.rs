@@ -318,6 +318,15 @@ mod tests {
         fn subscribe(&self, _: Box<dyn Fn(ClusterEvent) + Send + Sync>) {}
     }
 
+    /// A server with nothing registered, on a bus that carries nothing.
+    fn quiet_replica() -> Server {
+        Server::builder("replica", "1.0.0")
+            .auto_register(false)
+            .bus(Arc::new(Quiet))
+            .build()
+            .expect("a server")
+    }
+
     /// The methods of the notifications queued so far.
     #[cfg(feature = "http")]
     fn queued(frames: &mut crate::session::OutboundQueue) -> Vec<String> {
@@ -332,11 +341,7 @@ mod tests {
     #[cfg(feature = "http")]
     #[test]
     fn a_fetch_through_another_replica_clears_the_hold_and_retells_what_it_held_back() {
-        let server = Server::builder("replica", "1.0.0")
-            .auto_register(false)
-            .bus(Arc::new(Quiet))
-            .build()
-            .expect("a server");
+        let server = quiet_replica();
         let (out, mut frames) = Outbound::new();
         let session = Arc::new(Session::new(out));
         session.initialize(Negotiated {
@@ -393,11 +398,7 @@ mod tests {
     #[tokio::test]
     async fn a_bus_back_after_a_gap_sends_each_followed_task_as_the_store_has_it() {
         use crate::tasks::{StoredTask, TaskChange};
-        let server = Server::builder("replica", "1.0.0")
-            .auto_register(false)
-            .bus(Arc::new(Quiet))
-            .build()
-            .expect("a server");
+        let server = quiet_replica();
         let store = &server.inner.tasks.store;
         let ttl = Some(std::time::Duration::from_secs(60));
         let poll = std::time::Duration::from_millis(500);
@@ -466,11 +467,7 @@ mod tests {
     #[tokio::test]
     async fn another_callers_task_reaches_no_listener_from_the_bus_or_after_a_gap() {
         use crate::tasks::StoredTask;
-        let server = Server::builder("replica", "1.0.0")
-            .auto_register(false)
-            .bus(Arc::new(Quiet))
-            .build()
-            .expect("a server");
+        let server = quiet_replica();
         let ttl = Some(std::time::Duration::from_secs(60));
         let poll = std::time::Duration::from_millis(500);
         let theirs = StoredTask::new("theirs".into(), Some("bob".into()), ttl, poll);
