@@ -93,10 +93,7 @@ fn parse_fields<A: ArgumentFields>(
 /// parameter type, so a type that cannot be an argument is reported once, on its own
 /// token, and the table that describes the parameters adds no errors of its own.
 pub struct ToolArguments<A> {
-    /// Builds the `inputSchema` (of an argument struct, or one the tool gives).
-    input_schema: fn() -> serde_json::Value,
-    /// The parameters, described (of a tool with parameters of its own).
-    fields: Option<&'static [Field]>,
+    schema: Described,
     read: fn(&Arguments<'_>, &'static [&'static str]) -> Result<A, CallToolResult>,
     /// The parameters' names, in the order of `A`'s values (none for an argument struct).
     names: &'static [&'static str],
@@ -110,11 +107,19 @@ impl<A> ToolArguments<A> {
 
     /// The `inputSchema`.
     pub fn schema(&self) -> serde_json::Value {
-        match self.fields {
-            Some(fields) => schema_of_fields(fields),
-            None => (self.input_schema)(),
+        match self.schema {
+            Described::Fields(fields) => schema_of_fields(fields),
+            Described::Made(make) => make(),
         }
     }
+}
+
+/// Where a tool's `inputSchema` comes from.
+enum Described {
+    /// Its parameters' table.
+    Fields(&'static [Field]),
+    /// A function: an argument struct's schema, or a stand-in for one the tool gives.
+    Made(fn() -> serde_json::Value),
 }
 
 impl<A: ArgumentFields> ToolArguments<A> {
@@ -122,8 +127,7 @@ impl<A: ArgumentFields> ToolArguments<A> {
     /// `fields` (in the same order).
     pub const fn fields(names: &'static [&'static str], fields: &'static [Field]) -> Self {
         ToolArguments {
-            input_schema: explicit_schema_elsewhere,
-            fields: Some(fields),
+            schema: Described::Fields(fields),
             read: parse_fields::<A>,
             names,
         }
@@ -133,8 +137,7 @@ impl<A: ArgumentFields> ToolArguments<A> {
     /// (`input_schema = …`): only read.
     pub const fn fields_parsed_only(names: &'static [&'static str]) -> Self {
         ToolArguments {
-            input_schema: explicit_schema_elsewhere,
-            fields: None,
+            schema: Described::Made(explicit_schema_elsewhere),
             read: parse_fields::<A>,
             names,
         }
@@ -146,7 +149,7 @@ impl<A: ArgumentFields> ToolArguments<A> {
 /// this table rather than by a derive compiled for every tool.
 pub struct Field {
     name: &'static str,
-    /// Its doc comment, lines joined as rustdoc (and schemars) join them.
+    /// Its doc comment, lines joined as every description the macros write.
     doc: &'static str,
     /// The schema of its type, as a property (a `$ref` for a type with a definition).
     schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
@@ -183,12 +186,9 @@ impl Field {
         default: fn() -> serde_json::Value,
     ) -> Field {
         Field {
-            name,
-            doc,
-            schema: schemars::SchemaGenerator::subschema_for::<T>,
             optional: always,
-            header,
             default: Some(default),
+            ..Field::of::<T>(name, doc, header)
         }
     }
 }
@@ -256,8 +256,7 @@ fn explicit_schema_elsewhere() -> serde_json::Value {
 /// The user's own struct as the whole argument object, with a schema given explicitly.
 pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArguments<A> {
     ToolArguments {
-        input_schema: explicit_schema_elsewhere,
-        fields: None,
+        schema: Described::Made(explicit_schema_elsewhere),
         read: parse_arguments::<A>,
         names: &[],
     }
@@ -266,8 +265,7 @@ pub const fn argument_struct_parsed_only<A: ParameterDeserialize>() -> ToolArgum
 /// The user's own struct as the whole argument object (`#[tool(args)]`).
 pub const fn argument_struct<A: ParameterDeserialize + ParameterSchema>() -> ToolArguments<A> {
     ToolArguments {
-        input_schema: struct_schema::<A>,
-        fields: None,
+        schema: Described::Made(struct_schema::<A>),
         read: parse_arguments::<A>,
         names: &[],
     }
@@ -293,7 +291,12 @@ fn schema_of_fields(fields: &'static [Field]) -> serde_json::Value {
         }
     }
     let _restore = Restore(DESCRIBING.with(|d| d.replace(fields)));
-    let mut schema = struct_schema::<Fields>();
+    untitled_schema::<Fields>()
+}
+
+/// An argument type's schema without the type's name as its title.
+fn untitled_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+    let mut schema = struct_schema::<T>();
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("title");
     }
@@ -714,14 +717,10 @@ pub fn state_missing(error: RpcError) -> CallToolResult {
 mod tests {
     use super::*;
 
-    /// The schema `into_root_schema_for` gives for a struct deriving `JsonSchema`, without
-    /// its title: what a tool's parameters were described by before they had a table.
+    /// What a tool's parameters were described by before they had a table: the schema of a
+    /// struct of them deriving `JsonSchema`, without its title.
     fn derived<T: schemars::JsonSchema>() -> serde_json::Value {
-        let mut schema = struct_schema::<T>();
-        if let Some(obj) = schema.as_object_mut() {
-            obj.remove("title");
-        }
-        schema
+        untitled_schema::<T>()
     }
 
     fn ten() -> serde_json::Value {

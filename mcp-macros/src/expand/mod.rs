@@ -202,8 +202,14 @@ fn description(description: &Description) -> TokenStream {
 /// Doc comments as an `Option<&'static str>` expression: `Some(concat!(…))`, one piece per
 /// line, or `None`.
 fn doc_text(docs: &Docs) -> TokenStream {
+    option(doc_concat(docs))
+}
+
+/// Doc comments as one `&'static str` expression, `concat!(…)` of a piece per line; `None`
+/// when there are none.
+fn doc_concat(docs: &Docs) -> Option<TokenStream> {
     if docs.is_empty() {
-        return option(None::<TokenStream>);
+        return None;
     }
     let mut parts = Vec::with_capacity(docs.pieces().len() * 2);
     for (i, p) in docs.pieces().iter().enumerate() {
@@ -212,7 +218,7 @@ fn doc_text(docs: &Docs) -> TokenStream {
         }
         parts.push(quote!(#p));
     }
-    option(Some(quote!(::core::concat!(#(#parts),*))))
+    Some(quote!(::core::concat!(#(#parts),*)))
 }
 
 /// The icons as a `&'static [Icon]` expression.

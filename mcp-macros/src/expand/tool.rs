@@ -8,8 +8,9 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{CommonFields, Skeleton, option, respan, state_needs};
+use super::{CommonFields, Skeleton, doc_concat, option, respan, state_needs};
 use crate::parse::Kind;
+use crate::parse::docs::Docs;
 use crate::parse::signature::{ParamKind, unraw};
 use crate::parse::tool::ToolModel;
 use crate::paths;
@@ -113,7 +114,7 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
         let field = paths::field();
         let fields = arguments_params.iter().zip(&type_params).map(|(p, t)| {
             let name = unraw(&p.ident);
-            let doc = doc_text(&p.docs);
+            let doc = doc_concat(&Docs::from_attrs(&p.docs)).unwrap_or_else(|| quote!(""));
             let header = option(p.header.as_ref().map(|h| {
                 let name = &h.name;
                 quote!(#name)
@@ -402,35 +403,6 @@ fn value_tree(items: &[TokenStream]) -> TokenStream {
             let (left, right) = (value_tree(left), value_tree(right));
             quote!((#left, #right))
         }
-    }
-}
-
-/// A parameter's doc comment as one string, its lines joined as schemars joins them (one
-/// leading space taken off each, `\n` between): `""` for none.
-fn doc_text(docs: &[syn::Attribute]) -> TokenStream {
-    let lines: Vec<TokenStream> = docs
-        .iter()
-        .filter_map(|a| a.meta.require_name_value().ok())
-        .enumerate()
-        .map(|(i, line)| {
-            let text = match &line.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(text),
-                    ..
-                }) => {
-                    let text = text.value();
-                    let text = text.strip_prefix(' ').unwrap_or(&text).to_owned();
-                    quote!(#text)
-                }
-                other => quote!(#other),
-            };
-            if i == 0 { text } else { quote!("\n", #text) }
-        })
-        .collect();
-    if lines.is_empty() {
-        quote!("")
-    } else {
-        quote!(::core::concat!(#(#lines),*))
     }
 }
 

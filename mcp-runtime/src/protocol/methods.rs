@@ -73,7 +73,6 @@ impl ListKind {
 }
 
 /// Every kind, as a set of bits.
-#[cfg(feature = "http")]
 pub(crate) const ALL_LISTS: u8 =
     ListKind::Tools.bit() | ListKind::Prompts.bit() | ListKind::Resources.bit();
 

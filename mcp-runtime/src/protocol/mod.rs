@@ -15,9 +15,7 @@ pub(crate) use jsonrpc::{
 };
 pub use jsonrpc::{Frame, RequestId, RpcError, code};
 pub use messages::{Implementation, LogLevel, ProgressToken, Root, ToolAnnotations};
-#[cfg(feature = "http")]
-pub(crate) use methods::ALL_LISTS;
-pub(crate) use methods::{ListKind, Method, Needs};
+pub(crate) use methods::{ALL_LISTS, ListKind, Method, Needs};
 pub use version::{ProtocolVersion, UnknownProtocolVersion};
 
 /// The `_meta` key under which the runtime's refusals (a path outside the roots, a call the

@@ -188,7 +188,6 @@ impl Server {
     /// each copy's client is said to have fetched every list. The announcing replica tells
     /// again only what it held back since it last told, so a client hears at most one
     /// notification more per list.
-    #[cfg(feature = "http")]
     fn pass_on_fetches_again(&self) {
         let copies: Vec<String> = self
             .inner
@@ -206,9 +205,6 @@ impl Server {
             });
         }
     }
-
-    #[cfg(not(feature = "http"))]
-    fn pass_on_fetches_again(&self) {}
 
     /// Knows `session` by its shared key, for the other replicas' events about it.
     #[cfg(feature = "http")]
@@ -386,6 +382,34 @@ mod tests {
         assert_eq!(queued(&mut frames), Vec::<String>::new());
     }
 
+    /// A `subscriptions/listen` (id 7) of `owner` following `tasks`, each with the version
+    /// last sent to it, open on `server`.
+    fn following_tasks<const N: usize>(
+        server: &Server,
+        tasks: [(&str, Option<u64>); N],
+        owner: Option<&str>,
+    ) -> (
+        Arc<super::super::listeners::Listener>,
+        crate::session::OutboundQueue,
+    ) {
+        let (out, frames) = Outbound::new();
+        let listener = Arc::new(super::super::listeners::Listener {
+            id: RequestId::Number(7),
+            lists: [false; 3],
+            resources: Default::default(),
+            tasks: std::sync::Mutex::new(
+                tasks
+                    .into_iter()
+                    .map(|(id, version)| (id.to_owned(), version))
+                    .collect(),
+            ),
+            owner: owner.map(str::to_owned),
+            out,
+        });
+        server.inner.listeners.add(&listener);
+        (listener, frames)
+    }
+
     /// The next message queued, waited for.
     async fn next_told(frames: &mut crate::session::OutboundQueue) -> serde_json::Value {
         let frame = tokio::time::timeout(std::time::Duration::from_secs(10), frames.recv())
@@ -414,23 +438,12 @@ mod tests {
             .await
             .expect("updated")
             .expect("known");
-        let (out, mut frames) = Outbound::new();
-        let listener = Arc::new(super::super::listeners::Listener {
-            id: RequestId::Number(7),
-            lists: [false; 3],
-            resources: Default::default(),
-            // The task's first state was told; one unknown to the store is followed too.
-            tasks: std::sync::Mutex::new(
-                [
-                    ("t".to_owned(), Some(first.version)),
-                    ("unknown".to_owned(), None),
-                ]
-                .into(),
-            ),
-            owner: None,
-            out,
-        });
-        server.inner.listeners.add(&listener);
+        // The task's first state was told; one unknown to the store is followed too.
+        let (_listener, mut frames) = following_tasks(
+            &server,
+            [("t", Some(first.version)), ("unknown", None)],
+            None,
+        );
 
         server.on_cluster_event(ClusterEvent::Resubscribed);
         let told = next_told(&mut frames).await;
@@ -476,18 +489,8 @@ mod tests {
         store.create(theirs.clone()).await.expect("stored");
         store.create(own.clone()).await.expect("stored");
         // Alice's listener names Bob's task beside her own.
-        let (out, mut frames) = Outbound::new();
-        let listener = Arc::new(super::super::listeners::Listener {
-            id: RequestId::Number(7),
-            lists: [false; 3],
-            resources: Default::default(),
-            tasks: std::sync::Mutex::new(
-                [("theirs".to_owned(), None), ("own".to_owned(), None)].into(),
-            ),
-            owner: Some("alice".into()),
-            out,
-        });
-        server.inner.listeners.add(&listener);
+        let (_listener, mut frames) =
+            following_tasks(&server, [("theirs", None), ("own", None)], Some("alice"));
 
         // Told by another replica: Bob's task first, then hers.
         server.on_cluster_event(ClusterEvent::TaskChanged { task: theirs });
