@@ -419,26 +419,12 @@ fn listen_to_tasks(
         .send();
     assert_eq!(response.status, 200, "{response:?}");
     let mut events = response.events();
-    let ack = next_task_message(&mut events);
+    let ack = mcp_tests::http::next_message(&mut events);
     assert_eq!(
         ack["method"], "notifications/subscriptions/acknowledged",
         "{ack}"
     );
     events
-}
-
-fn next_task_message(events: &mut mcp_tests::http::EventStream) -> Value {
-    use mcp_tests::http::Next;
-    let deadline = Instant::now() + mcp_tests::TIMEOUT;
-    loop {
-        match events.next_within(deadline.saturating_duration_since(Instant::now())) {
-            Next::Event(e) if e.data.as_deref().is_some_and(|d| !d.is_empty()) => {
-                return e.json();
-            }
-            Next::Event(_) => {}
-            Next::End | Next::TimedOut => panic!("no message on the subscription"),
-        }
-    }
 }
 
 #[test]
@@ -472,12 +458,12 @@ fn a_listener_hears_only_the_tasks_of_its_own_caller() {
     // so the first it hears would be the other caller's, were it sent.
     cancel(&mut peer, 0, &theirs);
     cancel(&mut peer, 1, &own);
-    let heard = next_task_message(&mut listening);
+    let heard = mcp_tests::http::next_message(&mut listening);
     assert_eq!(heard["method"], "notifications/tasks", "{heard}");
     assert_eq!(heard["params"]["taskId"], own.as_str(), "{heard}");
     assert_eq!(heard["params"]["status"], "cancelled", "{heard}");
     // The owner's listener hears it.
-    let heard = next_task_message(&mut owners);
+    let heard = mcp_tests::http::next_message(&mut owners);
     assert_eq!(heard["params"]["taskId"], theirs.as_str(), "{heard}");
     assert_eq!(heard["params"]["status"], "cancelled", "{heard}");
 }
