@@ -225,7 +225,13 @@ pub(crate) fn expand(m: &ToolModel) -> TokenStream {
                         }) => quote_spanned!(value.span()=> ::core::convert::Into::into(#value)),
                         _ => quote!(#value),
                     };
-                    quote!(#ident.unwrap_or_else(|| #value))
+                    // Bound with its type written, so that a literal is typed from it and
+                    // not by a fallback (`clippy::default_numeric_fallback`).
+                    let ty = &p.ty;
+                    quote!(#ident.unwrap_or_else(|| {
+                        let __mcp_default: #ty = #value;
+                        __mcp_default
+                    }))
                 }
                 None => quote!(#ident),
             }
@@ -407,39 +413,73 @@ fn value_tree(items: &[TokenStream]) -> TokenStream {
 }
 
 /// A default as `json!` should see it: an integer without a suffix is given the widest one
-/// that holds it (`json!` alone takes it for an `i32`, and refuses `5000000000`); any other
-/// literal is left as written.
+/// that holds it (`json!` alone takes it for an `i32`, and refuses `5000000000`), and a float
+/// without one `f64` (which it falls back to anyway, and `clippy::default_numeric_fallback`
+/// would name in the user's crate); any other literal is left as written.
 fn json_literal(value: &syn::Expr) -> TokenStream {
     let (negative, lit) = match value {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(lit),
-            ..
-        }) => (false, lit),
+        syn::Expr::Lit(syn::ExprLit { lit, .. }) => (false, lit),
         syn::Expr::Unary(syn::ExprUnary {
             op: syn::UnOp::Neg(_),
             expr,
             ..
         }) => match &**expr {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(lit),
-                ..
-            }) => (true, lit),
+            syn::Expr::Lit(syn::ExprLit { lit, .. }) => (true, lit),
             _ => return quote!(#value),
         },
         _ => return quote!(#value),
     };
-    if !lit.suffix().is_empty() {
-        return quote!(#value);
-    }
-    let suffix = match lit.base10_parse::<u64>() {
-        Ok(n) if n <= i64::MAX.unsigned_abs() || negative => "i64",
-        Ok(_) => "u64",
-        Err(_) => return quote!(#value),
+    let typed: syn::Lit = match lit {
+        syn::Lit::Int(lit) if lit.suffix().is_empty() => {
+            let suffix = match lit.base10_parse::<u64>() {
+                Ok(n) if n <= i64::MAX.unsigned_abs() || negative => "i64",
+                Ok(_) => "u64",
+                Err(_) => return quote!(#value),
+            };
+            syn::Lit::Int(syn::LitInt::new(
+                &format!("{}{suffix}", lit.base10_digits()),
+                lit.span(),
+            ))
+        }
+        syn::Lit::Float(lit) if lit.suffix().is_empty() => syn::Lit::Float(syn::LitFloat::new(
+            &format!("{}f64", lit.base10_digits()),
+            lit.span(),
+        )),
+        _ => return quote!(#value),
     };
-    let typed = syn::LitInt::new(&format!("{}{suffix}", lit.base10_digits()), lit.span());
     if negative {
         quote!(-#typed)
     } else {
         quote!(#typed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_literal;
+
+    fn literal(written: &str) -> String {
+        json_literal(&syn::parse_str(written).unwrap()).to_string()
+    }
+
+    #[test]
+    fn a_default_without_a_suffix_is_given_the_one_json_would_fall_back_to_or_a_wider_one() {
+        assert_eq!(literal("10"), "10i64");
+        assert_eq!(literal("-3"), "- 3i64");
+        assert_eq!(literal("5000000000"), "5000000000i64");
+        assert_eq!(literal("18446744073709551615"), "18446744073709551615u64");
+        assert_eq!(literal("-9223372036854775808"), "- 9223372036854775808i64");
+        assert_eq!(literal("1.5"), "1.5f64");
+        assert_eq!(literal("-1.5"), "- 1.5f64");
+        assert_eq!(literal("1e3"), "1e3f64");
+    }
+
+    #[test]
+    fn a_default_with_a_suffix_or_of_another_kind_is_left_as_written() {
+        assert_eq!(literal("10u8"), "10u8");
+        assert_eq!(literal("1.5f32"), "1.5f32");
+        assert_eq!(literal("true"), "true");
+        assert_eq!(literal("\"metric\""), "\"metric\"");
+        assert_eq!(literal("-x"), "- x");
     }
 }
