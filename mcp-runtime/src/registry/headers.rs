@@ -44,9 +44,12 @@ impl HeaderParam {
 /// The mirrored arguments of an input schema, or what makes the schema's `x-mcp-header`s
 /// invalid.
 pub(crate) fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+    let everywhere = count_keyword(schema);
+    if everywhere == 0 {
+        return Ok(Vec::new());
+    }
     let mut found = Vec::new();
     collect(schema, schema, &mut Vec::new(), &mut found)?;
-    let everywhere = count_keyword(schema);
     if everywhere > found.len() {
         return Err(format!(
             "`{KEYWORD}` may only mark a property reachable from the schema's root through `properties` alone (not through `items`, `$ref`, `$defs`, `anyOf`, `if` or the like)"
@@ -88,17 +91,17 @@ pub(crate) fn plain_types(schema: &mut Value, params: &[HeaderParam]) {
     }
 }
 
-fn collect(
+fn collect<'s>(
     root: &Value,
-    schema: &Value,
-    path: &mut Vec<String>,
+    schema: &'s Value,
+    path: &mut Vec<&'s str>,
     found: &mut Vec<HeaderParam>,
 ) -> Result<(), String> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
     for (key, property) in properties {
-        path.push(key.clone());
+        path.push(key);
         if let Some(name) = property.get(KEYWORD) {
             let at = path.join(".");
             let name = name
@@ -119,7 +122,7 @@ fn collect(
                 )
             })?;
             found.push(HeaderParam {
-                path: path.clone(),
+                path: path.iter().map(|key| (*key).to_owned()).collect(),
                 name: name.to_owned(),
                 header: header::field_name(name),
                 kind,

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::walk::{for_each_child_mut, is_object_like};
+use super::walk::{Step, for_each_child_mut, is_object_like};
 
 /// Closes every object schema that names its properties and says nothing of others.
 pub(crate) fn close_objects(schema: &mut Value) {
@@ -23,12 +23,11 @@ fn close(schema: &mut Value, beside_properties: bool) {
         map.insert("additionalProperties".into(), false.into());
     }
     let has_properties = map.contains_key("properties");
-    for_each_child_mut(map, |pointer, child| {
-        let branch = ["/allOf/", "/anyOf/", "/oneOf/"]
-            .iter()
-            .any(|k| pointer.starts_with(k))
-            || pointer == "/then"
-            || pointer == "/else";
+    for_each_child_mut(map, |step, child| {
+        let branch = matches!(
+            step,
+            Step::Many("allOf" | "anyOf" | "oneOf", _) | Step::One("then" | "else")
+        );
         close(child, branch && has_properties);
     });
 }

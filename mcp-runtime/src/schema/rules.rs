@@ -266,8 +266,8 @@ impl Inliner<'_> {
     fn resolve(&mut self, node: &mut Value, pointer: &str) {
         let Value::Object(map) = node else { return };
         let Some(Value::String(reference)) = map.get("$ref") else {
-            for_each_child_mut(map, |suffix, child| {
-                self.resolve(child, &format!("{pointer}{suffix}"));
+            for_each_child_mut(map, |step, child| {
+                self.resolve(child, &format!("{pointer}{step}"));
             });
             return;
         };

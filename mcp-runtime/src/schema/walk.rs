@@ -40,23 +40,58 @@ pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-/// Calls `f` with each direct subschema and the pointer segments that lead to it.
+/// Where a direct subschema sits in its parent: the JSON pointer segments that lead to it,
+/// written out only by those who need them (most walks look at the keyword alone).
+#[derive(Clone, Copy)]
+pub(crate) enum Step<'a> {
+    /// The value of a keyword that holds one subschema (`/items`).
+    One(&'a str),
+    /// An entry of a keyword's array of subschemas (`/anyOf/1`).
+    Many(&'a str, usize),
+    /// A named entry of a keyword's map of subschemas (`/properties/name`).
+    Named(&'a str, &'a str),
+}
+
+impl std::fmt::Display for Step<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::One(k) => write!(f, "/{k}"),
+            Step::Many(k, i) => write!(f, "/{k}/{i}"),
+            Step::Named(k, name) => {
+                write!(f, "/{k}/")?;
+                let mut rest = *name;
+                while let Some(at) = rest.find(['~', '/']) {
+                    f.write_str(&rest[..at])?;
+                    f.write_str(if rest.as_bytes()[at] == b'~' {
+                        "~0"
+                    } else {
+                        "~1"
+                    })?;
+                    rest = &rest[at + 1..];
+                }
+                f.write_str(rest)
+            }
+        }
+    }
+}
+
+/// Calls `f` with each direct subschema and where it sits.
 pub(crate) fn for_each_child_mut(
     schema: &mut Map<String, Value>,
-    mut f: impl FnMut(String, &mut Value),
+    mut f: impl FnMut(Step<'_>, &mut Value),
 ) {
     for (key, value) in schema.iter_mut() {
         let k = key.as_str();
         match value {
-            Value::Object(_) if ONE.contains(&k) => f(format!("/{k}"), value),
+            Value::Object(_) if ONE.contains(&k) => f(Step::One(k), value),
             Value::Array(items) if MANY.contains(&k) => {
                 for (i, item) in items.iter_mut().enumerate() {
-                    f(format!("/{k}/{i}"), item);
+                    f(Step::Many(k, i), item);
                 }
             }
             Value::Object(named) if NAMED.contains(&k) => {
                 for (name, item) in named.iter_mut().filter(|(_, v)| v.is_object()) {
-                    f(format!("/{k}/{}", escape(name)), item);
+                    f(Step::Named(k, name), item);
                 }
             }
             _ => {}
@@ -64,20 +99,20 @@ pub(crate) fn for_each_child_mut(
     }
 }
 
-/// Calls `f` with each direct subschema and the pointer segments that lead to it.
-pub(crate) fn for_each_child(schema: &Map<String, Value>, mut f: impl FnMut(String, &Value)) {
+/// Calls `f` with each direct subschema and where it sits.
+pub(crate) fn for_each_child(schema: &Map<String, Value>, mut f: impl FnMut(Step<'_>, &Value)) {
     for (key, value) in schema {
         let k = key.as_str();
         match value {
-            Value::Object(_) if ONE.contains(&k) => f(format!("/{k}"), value),
+            Value::Object(_) if ONE.contains(&k) => f(Step::One(k), value),
             Value::Array(items) if MANY.contains(&k) => {
                 for (i, item) in items.iter().enumerate() {
-                    f(format!("/{k}/{i}"), item);
+                    f(Step::Many(k, i), item);
                 }
             }
             Value::Object(named) if NAMED.contains(&k) => {
                 for (name, item) in named.iter().filter(|(_, v)| v.is_object()) {
-                    f(format!("/{k}/{}", escape(name)), item);
+                    f(Step::Named(k, name), item);
                 }
             }
             _ => {}
@@ -94,8 +129,8 @@ pub(crate) fn visit_mut(
 ) {
     let Value::Object(map) = schema else { return };
     f(map, pointer);
-    for_each_child_mut(map, |suffix, child| {
-        visit_mut(child, &format!("{pointer}{suffix}"), f);
+    for_each_child_mut(map, |step, child| {
+        visit_mut(child, &format!("{pointer}{step}"), f);
     });
 }
 
@@ -103,8 +138,8 @@ pub(crate) fn visit_mut(
 pub(crate) fn visit(schema: &Value, pointer: &str, f: &mut dyn FnMut(&Map<String, Value>, &str)) {
     let Value::Object(map) = schema else { return };
     f(map, pointer);
-    for_each_child(map, |suffix, child| {
-        visit(child, &format!("{pointer}{suffix}"), f);
+    for_each_child(map, |step, child| {
+        visit(child, &format!("{pointer}{step}"), f);
     });
 }
 
@@ -133,10 +168,19 @@ pub(crate) fn type_names(schema: &Map<String, Value>) -> Vec<&str> {
     }
 }
 
+/// Whether a schema names `name` in `type` (as [`type_names`] would list it, without the list).
+pub(crate) fn names_type(schema: &Map<String, Value>, name: &str) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == name,
+        Some(Value::Array(types)) => types.iter().any(|t| t.as_str() == Some(name)),
+        _ => false,
+    }
+}
+
 /// Whether a schema describes objects with named properties (a struct, not a map).
 pub(crate) fn is_object_like(schema: &Map<String, Value>) -> bool {
     schema.contains_key("properties")
-        || (type_names(schema).contains(&"object")
+        || (names_type(schema, "object")
             && !schema
                 .get("additionalProperties")
                 .is_some_and(Value::is_object))
@@ -256,7 +300,7 @@ mod tests {
     #[test]
     fn every_subschema_is_visited_and_data_is_not() {
         let schema = json!({
-            "properties": {"type": {"enum": [{"properties": {}}]}, "a/b": {"items": {}}},
+            "properties": {"type": {"enum": [{"properties": {}}]}, "a/b": {"items": {}}, "~/~": {}},
             "anyOf": [{}, {"not": {}}],
             "$defs": {"T": {"prefixItems": [{}]}},
             "default": {"properties": {"x": {}}}
@@ -276,6 +320,7 @@ mod tests {
                 "/properties/a~1b",
                 "/properties/a~1b/items",
                 "/properties/type",
+                "/properties/~0~1~0",
             ]
         );
     }
