@@ -441,10 +441,15 @@ fn json_literal(value: &syn::Expr) -> TokenStream {
                 lit.span(),
             ))
         }
-        syn::Lit::Float(lit) if lit.suffix().is_empty() => syn::Lit::Float(syn::LitFloat::new(
-            &format!("{}f64", lit.base10_digits()),
-            lit.span(),
-        )),
+        syn::Lit::Float(lit) if lit.suffix().is_empty() => {
+            // `1.` takes a `0` first: `1.f64` would read as a field of `1`.
+            let digits = lit.base10_digits();
+            let zero = if digits.ends_with('.') { "0" } else { "" };
+            syn::Lit::Float(syn::LitFloat::new(
+                &format!("{digits}{zero}f64"),
+                lit.span(),
+            ))
+        }
         _ => return quote!(#value),
     };
     if negative {
@@ -472,6 +477,8 @@ mod tests {
         assert_eq!(literal("1.5"), "1.5f64");
         assert_eq!(literal("-1.5"), "- 1.5f64");
         assert_eq!(literal("1e3"), "1e3f64");
+        assert_eq!(literal("1."), "1.0f64");
+        assert_eq!(literal("-2."), "- 2.0f64");
     }
 
     #[test]

@@ -26,7 +26,17 @@ fn search(
     format!("{query} {limit} {units} {offset} {exact} {budget} {shift}")
 }
 
+/// Scales by a factor whose default is written with a trailing dot.
+#[tool]
+fn scale(#[default = 2.] factor: f64) -> f64 {
+    factor
+}
+
 fn main() {
+    let scaled = (<scale as Tool>::DESCRIPTOR.input_schema)();
+    assert_eq!(scaled["properties"]["factor"]["default"], 2.0, "{scaled}");
+    assert_eq!(scale(0.5), 0.5);
+
     let schema = (<search as Tool>::DESCRIPTOR.input_schema)();
     let properties = &schema["properties"];
     assert_eq!(properties["limit"]["default"], 10, "{schema}");
