@@ -285,6 +285,19 @@ pub(crate) fn record_of(key: &str, session: &Session) -> Option<SessionRecord> {
 
 /// Takes a record's log level and subscriptions into a local copy of the session.
 pub(crate) fn apply_record(session: &Session, record: &SessionRecord) {
+    let changed = take_record(session, record);
+    // Another replica changed what the session sees: its client hears it from this one too,
+    // which appends to the session's stream wherever the client reads it (every replica
+    // holding a copy does, once until the list is fetched through it: a notification too
+    // many, never none).
+    crate::context::notify_lists_changed(session, changed);
+}
+
+/// Takes a session's shared record into a copy of it without telling its client anything:
+/// for a copy made from the record just now, whose visibility is the one the client was
+/// last told of by whichever replica changed it. Returns the kinds of list whose visibility
+/// differs from the copy's.
+pub(crate) fn take_record(session: &Session, record: &SessionRecord) -> u8 {
     match record
         .log_level
         .as_ref()
@@ -294,10 +307,7 @@ pub(crate) fn apply_record(session: &Session, record: &SessionRecord) {
         None => session.silence_logs(),
     }
     session.replace_subscriptions(record.subscriptions.iter().cloned());
-    let changed = session.data().adopt(&record.store, &record.visibility);
-    // Another replica changed what the session sees: its client hears it from this one too,
-    // which may hold its stream.
-    crate::context::notify_lists_changed(session, changed);
+    session.data().adopt(&record.store, &record.visibility)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::auth::AuthInfo;
 use crate::cluster::{SessionRecord, SessionStore, StoreError};
 use crate::protocol::ProtocolVersion;
 use crate::server::Server;
-use crate::server::cluster::apply_record;
+use crate::server::cluster::{apply_record, take_record};
 use crate::session::{Negotiated, OpenQueue, Outbound, Session};
 
 /// Who holds sessions, for quotas and for binding a session to its opener: the subject of
@@ -385,8 +385,8 @@ impl SessionTable {
         Ok(http)
     }
 
-    /// A local copy of a session another replica opened, from its shared record. Its
-    /// notifications are delivered by the replica that opened it, not from here.
+    /// A local copy of a session another replica opened, from its shared record. What the
+    /// record says is what the client was last told of: making the copy tells it nothing.
     fn adopt(&self, record: &SessionRecord) -> Result<Arc<HttpSession>, NoRoom> {
         let version = record
             .protocol_version
@@ -398,7 +398,7 @@ impl SessionTable {
             client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
             client_capabilities: record.client_capabilities.clone(),
         });
-        apply_record(&http.session, record);
+        take_record(&http.session, record);
         Ok(http)
     }
 
@@ -887,6 +887,7 @@ mod tests {
     use serde_json::Value;
 
     use crate::cluster::{Bus, ClusterEvent, InMemorySessionStore};
+    use crate::protocol::ListKind;
 
     type Deliver = Arc<dyn Fn(ClusterEvent) + Send + Sync>;
 
@@ -1015,6 +1016,31 @@ mod tests {
         original.session.subscribe("test://watched");
         a.share_changes(&original, before).await;
         assert_eq!(copy.session.subscriptions(), ["test://watched"]);
+    }
+
+    #[tokio::test]
+    async fn a_copy_made_of_a_session_with_its_own_visibility_tells_its_client_nothing() {
+        let (bus, store) = (Arc::default(), Arc::new(InMemorySessionStore::default()));
+        let a = replica(&bus, &store, HttpOptions::default());
+        let b = replica(&bus, &store, HttpOptions::default());
+        let id = opened(&a).await;
+        let (original, before) = a.find(&id, None).await.ok().expect("a serves it");
+        assert!(
+            original
+                .session
+                .data()
+                .set_visible(ListKind::Tools, "hidden", Some(false))
+        );
+        a.share_changes(&original, before).await;
+        let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+        assert!(
+            !copy.session.data().visibility().is_empty(),
+            "the copy sees what the session sees"
+        );
+        // Had the copy announced the visibility it was made with, the client would be told
+        // of tools already and a change now would be no news.
+        let tools = ListKind::Tools.bit();
+        assert_eq!(copy.session.lists_changed(tools), tools);
     }
 
     #[tokio::test]
