@@ -804,16 +804,7 @@ fn malformed_or_duplicate_host_and_origin_headers_are_refused() {
     refused(probe(base().header("Host", "")), 400);
     // Two Host lines, two Origin lines: the request is ambiguous (RFC 9112 §3.2).
     let twice = |request: Request, name: &str, value: &str| {
-        let mut bytes = request.json(&initialize()).to_bytes();
-        let at = bytes
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("a request line")
-            + 2;
-        bytes.splice(at..at, format!("{name}: {value}\r\n").into_bytes());
-        let mut tcp = connect(server.addr());
-        tcp.write_all(&bytes).expect("write");
-        status_of(&read_until_closed(&mut tcp, TIMEOUT))
+        with_another_line(&server, request.json(&initialize()), name, value)
     };
     assert_eq!(twice(base(), "Host", "localhost"), Some(400));
     let origin = || base().header("Origin", "http://localhost");
@@ -823,6 +814,106 @@ fn malformed_or_duplicate_host_and_origin_headers_are_refused() {
     assert_eq!(twice(authorized(), "Authorization", "Bearer b"), Some(400));
     // One of each is served.
     assert_eq!(probe(origin()).status, 200);
+}
+
+/// The status of `request` sent with one more header line, `name: value`, right after its
+/// request line (so that it comes before a line of the same name the request has).
+fn with_another_line(
+    server: &HttpServer,
+    request: Request,
+    name: &str,
+    value: &str,
+) -> Option<u16> {
+    let mut bytes = request.to_bytes();
+    let at = bytes
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a request line")
+        + 2;
+    bytes.splice(at..at, format!("{name}: {value}\r\n").into_bytes());
+    let mut tcp = connect(server.addr());
+    tcp.write_all(&bytes).expect("write");
+    status_of(&read_until_closed(&mut tcp, TIMEOUT))
+}
+
+/// A proxy may route on the MCP headers: one that reads the last of two lines would see
+/// another session, revision, method, item or argument than the server, which reads the
+/// first. Two lines of any of them are refused, as two `Host` lines are, on every era.
+#[test]
+fn a_repeated_mcp_header_is_refused_before_anything_is_served() {
+    let server = catalogue(&[]);
+    let call = |name: &str, value: &str| {
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "static_text")
+            .header(name, value)
+            .json(&json!({
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {
+                    "name": "static_text", "arguments": {},
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {}
+                    }
+                }
+            }))
+    };
+    // With one line of each, the call is served.
+    let served = call("Mcp-Param-Region", "eu").send();
+    let status = served.status;
+    assert_eq!(status, 200, "{}", served.text());
+    for (name, first, second) in [
+        ("Mcp-Name", "static_text", "float"),
+        ("Mcp-Method", "tools/call", "tools/list"),
+        ("MCP-Protocol-Version", "2026-07-28", "2025-06-18"),
+        ("Mcp-Session-Id", "a", "b"),
+        ("Last-Event-ID", "1", "2"),
+        ("Mcp-Param-Region", "eu", "us"),
+        ("mcp-param-region", "eu", "eu"),
+    ] {
+        assert_eq!(
+            with_another_line(&server, call(name, first), name, second),
+            Some(400),
+            "{name}"
+        );
+    }
+}
+
+/// A request of the 2026-07-28 era is held to its `Mcp-*` headers when it comes alone. In a
+/// batch of a 2025-03-26 session it would escape that comparison, so it is refused there,
+/// never served: its headers here name another method, tool and region than its body.
+#[test]
+fn a_request_of_the_stateless_era_cannot_pass_its_header_check_inside_a_batch() {
+    let server = catalogue(&[]);
+    let session = Session::open(&server, "2025-03-26");
+    let call = json!({
+        "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {
+            "name": "route", "arguments": {"region": "eu-west", "query": "q"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }
+    });
+    let misleading = |request: Request| {
+        request
+            .header("Mcp-Method", "tools/list")
+            .header("Mcp-Name", "static_text")
+            .header("Mcp-Param-Region", "us-east")
+    };
+    // Alone, the disagreement is refused.
+    let alone = misleading(session.post(&call)).send();
+    assert_eq!(alone.status, 400);
+    assert_eq!(alone.json()["error"]["code"], -32020);
+    // In a batch, the request is refused and the tool does not run.
+    let batch = misleading(session.post(&json!([call]))).send().json();
+    assert_eq!(batch[0]["id"], 5, "{batch}");
+    assert_eq!(batch[0]["error"]["code"], -32600, "{batch}");
+    assert!(batch[0].get("result").is_none(), "{batch}");
 }
 
 /// A connection remembers the `Host` its last request passed with, so as not to parse it

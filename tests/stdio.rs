@@ -249,6 +249,26 @@ fn batches_are_answered_under_2025_03_26() {
     assert_eq!(error_code(&server.recv()), -32600);
 }
 
+/// The 2026-07-28 era has no batches, and over HTTP a request of it is held to the headers
+/// that name it only when it comes alone: inside a batch it is refused, never served, and
+/// the batch's other items are answered.
+#[test]
+fn a_request_of_the_stateless_era_in_a_batch_is_refused_and_the_rest_answered() {
+    let mut server = catalogue();
+    server.initialize("2025-03-26");
+    server.send_raw(
+        br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fast","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}},{"jsonrpc":"2.0","id":2,"method":"server/discover"},{"jsonrpc":"2.0","id":3,"method":"ping"}]
+"#,
+    );
+    let batch = server.recv();
+    assert_eq!(error_code(&batch[0]), -32600, "{batch}");
+    assert_eq!(batch[0]["id"], 1, "{batch}");
+    assert_eq!(error_code(&batch[1]), -32600, "{batch}");
+    assert_eq!(batch[1]["id"], 2, "{batch}");
+    assert_eq!(batch[2], json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    assert_eq!(batch.as_array().map(Vec::len), Some(3), "{batch}");
+}
+
 #[test]
 fn unknown_methods_are_method_not_found_and_unknown_notifications_are_ignored() {
     let mut server = ready_catalogue();

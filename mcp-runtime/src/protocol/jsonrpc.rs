@@ -205,6 +205,17 @@ impl<'a> Envelope<'a> {
         (self.method.as_deref(), self.params)
     }
 
+    /// Whether the message belongs to the 2026-07-28 era: `server/discover`, or a protocol
+    /// version in its parameters' `_meta`.
+    pub(crate) fn is_stateless_era(&self) -> bool {
+        self.method.as_deref().is_some_and(|method| {
+            crate::server::stateless::is_stateless(
+                method,
+                self.params.filter(|p| p.get() != "null"),
+            )
+        })
+    }
+
     /// Whether the message is a response (the peer's answer): no `method`, and a `result` or
     /// an `error`, well-formed or not.
     pub(crate) fn is_response(&self) -> bool {

@@ -163,6 +163,7 @@ impl Server {
         let routed: Vec<Routed> = items
             .into_iter()
             .map(|raw| match Envelope::parse(raw.get()) {
+                Ok(envelope) if envelope.is_stateless_era() => in_batch(envelope),
                 Ok(envelope) => self.route_envelope(session, envelope, None, out),
                 Err(e) => Routed::Reply(Some(error_frame(None, &parse_failure(&e)))),
             })
@@ -490,6 +491,22 @@ fn parse_failure(e: &serde_json::Error) -> RpcError {
         Category::Syntax | Category::Eof | Category::Io => {
             RpcError::parse_error(format!("invalid JSON: {e}"))
         }
+    }
+}
+
+/// A message of the 2026-07-28 era inside a batch: that era has no batches, and a request of
+/// it is checked against the HTTP headers that name it only when it comes alone, so it is
+/// refused here, never served (a notification is dropped; nothing answers one).
+fn in_batch(envelope: Envelope<'_>) -> Routed {
+    match envelope.classify() {
+        Ok(Incoming::Request { id, .. }) => Routed::Reply(Some(error_frame(
+            Some(&id),
+            &RpcError::invalid_request(
+                "a request of protocol revision 2026-07-28 cannot be in a batch: send it alone",
+            ),
+        ))),
+        Ok(_) => Routed::Reply(None),
+        Err((id, error)) => Routed::Reply(Some(error_frame(id.as_ref(), &error))),
     }
 }
 

@@ -5,8 +5,10 @@
 //! the router, call the same [`check`] first. A check belongs in [`check`], never in the
 //! middleware around it. In order, cheapest first:
 //!
-//! 1. framing: exactly one `Host`, at most one `Origin` and `Authorization` (RFC 9112
-//!    §3.2: a request with several `Host` lines is 400);
+//! 1. framing: exactly one `Host`, at most one `Origin`, `Authorization`, `Content-Type`
+//!    and each MCP header (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+//!    `Mcp-Name`, each `Mcp-Param-…`) and `Last-Event-ID` (RFC 9112 §3.2: a request with
+//!    several `Host` lines is 400);
 //! 2. `Host` and `Origin`: well formed (400) and allowed (403);
 //! 3. a declared body over the limit: 413 before any of it is read, so no `100 Continue`;
 //! 4. the bearer token, unless the route is public (the metadata only): 401 or 403, and the
@@ -59,23 +61,47 @@ where
     let (mut parts, body) = request.into_parts();
     // One walk through the few headers a request has, rather than a hashed lookup of each
     // name that must not repeat.
-    const SINGLE: [(header::HeaderName, &str); 4] = [
+    // The MCP headers name one session, one revision, one method, one item and one value of
+    // each mirrored argument: a proxy may route on any of them, and one reading the last of
+    // two must not see another request than the server, which would read the first.
+    const SINGLE: [(header::HeaderName, &str); 9] = [
         (header::HOST, "Host"),
         (header::ORIGIN, "Origin"),
         (header::AUTHORIZATION, "Authorization"),
         (header::CONTENT_TYPE, "Content-Type"),
+        (
+            header::HeaderName::from_static("mcp-session-id"),
+            "Mcp-Session-Id",
+        ),
+        (
+            header::HeaderName::from_static("mcp-protocol-version"),
+            "MCP-Protocol-Version",
+        ),
+        (header::HeaderName::from_static("mcp-method"), "Mcp-Method"),
+        (header::HeaderName::from_static("mcp-name"), "Mcp-Name"),
+        (
+            header::HeaderName::from_static("last-event-id"),
+            "Last-Event-ID",
+        ),
     ];
-    let mut seen = [0u8; 4];
+    let mut seen = [0u8; 9];
+    let mut repeated_param = None;
     for name in parts.headers.iter().map(|(name, _)| name) {
         if let Some(at) = SINGLE.iter().position(|(single, _)| single == name) {
             seen[at] = seen[at].saturating_add(1);
+        } else if name.as_str().starts_with("mcp-param-")
+            && repeated_param.is_none()
+            && parts.headers.get_all(name).iter().nth(1).is_some()
+        {
+            repeated_param = Some(name.as_str());
         }
     }
-    if let Some((_, what)) = SINGLE
+    let repeated = SINGLE
         .iter()
         .zip(seen)
-        .find_map(|(s, n)| (n > 1).then_some(s))
-    {
+        .find_map(|((_, what), n)| (n > 1).then(|| (*what).to_owned()))
+        .or_else(|| repeated_param.map(|name| format!("`{name}`")));
+    if let Some(what) = repeated {
         return Err(closing(json_error(
             StatusCode::BAD_REQUEST,
             &format!("more than one {what} header"),
