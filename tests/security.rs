@@ -916,6 +916,72 @@ fn a_request_of_the_stateless_era_cannot_pass_its_header_check_inside_a_batch() 
     assert!(batch[0].get("result").is_none(), "{batch}");
 }
 
+/// Header values a proxy may read otherwise than the server: bytes that are not visible
+/// ASCII (which the server once took for no header at all), and integers past 2^53 (which
+/// it once compared as floats). Each is refused as a mismatch.
+#[test]
+fn a_header_a_proxy_may_read_otherwise_than_the_server_is_refused() {
+    let server = catalogue(&[]);
+    let stateless = |method: &str, params: Value| {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        server
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Method", method)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+    };
+    let mismatch = |request: Request| {
+        let response = request.send();
+        assert_eq!(response.status, 400);
+        let body = response.json();
+        assert_eq!(body["error"]["code"], -32020, "{body}");
+    };
+    let version = |request: Request, value: &str| request.header("MCP-Protocol-Version", value);
+    mismatch(version(
+        stateless("tools/list", json!({})),
+        "2026-07-28\u{e9}",
+    ));
+    mismatch(
+        version(stateless("tools/list", json!({})), "2026-07-28").header("Mcp-Name", "gr\u{e9}et"),
+    );
+    let route = |shard: u64| {
+        version(
+            stateless(
+                "tools/call",
+                json!({"name": "route", "arguments": {"region": "eu", "query": "q", "shard": shard}}),
+            ),
+            "2026-07-28",
+        )
+        .header("Mcp-Name", "route")
+        .header("Mcp-Param-Region", "eu")
+    };
+    mismatch(route(9_007_199_254_740_993).header("Mcp-Param-Shard", "9007199254740992"));
+    let served = route(9_007_199_254_740_993)
+        .header("Mcp-Param-Shard", "9007199254740993")
+        .send();
+    assert_eq!(served.status, 200);
+}
+
+/// Ending a session names a revision like any other request: an unknown one is 400, and
+/// the session lives on.
+#[test]
+fn a_delete_naming_an_unknown_revision_is_refused_and_ends_nothing() {
+    let server = catalogue(&[]);
+    let session = Session::open(&server, "2025-11-25");
+    let delete = session
+        .headers(server.request("DELETE", "/mcp"))
+        .without_header("MCP-Protocol-Version")
+        .header("MCP-Protocol-Version", "1999-01-01")
+        .send();
+    assert_eq!(delete.status, 400);
+    let ping = session.request(1, "ping", json!({}));
+    assert_eq!(ping["result"], json!({}), "{ping}");
+}
+
 /// A connection remembers the `Host` its last request passed with, so as not to parse it
 /// again: what follows on the same connection must still be judged on its own.
 #[test]

@@ -976,6 +976,10 @@ pub(super) async fn delete(
     if let Some(refusal) = no_legacy_session(&headers) {
         return refusal;
     }
+    // An unknown revision is refused on every request, ending a session too.
+    if let Err(refusal) = header_version(headers.get(&VERSION_HEADER)) {
+        return refused(refusal);
+    }
     let Some(id) = headers.get(&SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return json_error(StatusCode::BAD_REQUEST, "unreadable Mcp-Session-Id header");
     };

@@ -61,6 +61,9 @@ pub(super) fn check_stateless<'a>(
     message: Option<&Envelope<'a>>,
     server: &Server,
 ) -> Option<Result<Option<StatelessParams<'a>>, String>> {
+    // A value that is not visible ASCII is no revision the server knows; a proxy may still
+    // read one into it, so a stateless request that sends one is refused below.
+    let unreadable_version = sent_version.is_some_and(|v| v.to_str().is_err());
     let sent_version = sent_version.and_then(|v| v.to_str().ok());
     let header_says = sent_version.is_some_and(|v| STATELESS_VERSIONS.contains(&v));
     // One SIMD scan: a byte-by-byte window compare cost a large body a `memcmp` per byte.
@@ -101,6 +104,9 @@ pub(super) fn check_stateless<'a>(
     if !header_says && !body_says {
         return None;
     }
+    if unreadable_version {
+        return Some(Err(unreadable("MCP-Protocol-Version")));
+    }
     Some(
         check(
             headers,
@@ -124,12 +130,16 @@ fn check(
     params: Option<&StatelessParams<'_>>,
     server: &Server,
 ) -> Result<(), String> {
-    compare("Mcp-Method", header_text(headers, &METHOD_HEADER), method)?;
+    compare(
+        "Mcp-Method",
+        header_text(headers, &METHOD_HEADER, "Mcp-Method")?,
+        method,
+    )?;
     let name = method
         .and_then(name_field)
         .and_then(|field| name_of(params?, field));
     let name = name.as_deref();
-    let sent_name = match header_text(headers, &NAME_HEADER) {
+    let sent_name = match header_text(headers, &NAME_HEADER, "Mcp-Name")? {
         Some(sent) => Some(decode(sent).map_err(|p| format!("header mismatch: Mcp-Name {p}"))?),
         None => None,
     };
@@ -198,9 +208,7 @@ fn check_param(headers: &HeaderMap, param: &HeaderParam, arguments: &Value) -> R
         }
         (Some(raw), Some(value)) => (raw, value),
     };
-    let sent = raw.to_str().map_err(|_| {
-        format!("header mismatch: {header} holds characters a header value may not")
-    })?;
+    let sent = raw.to_str().map_err(|_| unreadable(&header))?;
     let sent =
         decode(sent.trim()).map_err(|problem| format!("header mismatch: {header} {problem}"))?;
     if same_value(&sent, value, param.kind) {
@@ -218,13 +226,25 @@ fn check_param(headers: &HeaderMap, param: &HeaderParam, arguments: &Value) -> R
 fn same_value(sent: &str, value: &Value, kind: Primitive) -> bool {
     match (kind, value) {
         (Primitive::String, Value::String(s)) => sent == s,
-        (Primitive::Integer, Value::Number(n)) => match (sent.parse::<f64>(), n.as_f64()) {
+        // Compared exactly where both are integers: as floats, 9007199254740993 would be
+        // 9007199254740992, and a proxy could route on one while the tool acts on the other.
+        (Primitive::Integer, Value::Number(n)) => match (sent.parse::<i128>(), as_i128(n)) {
             (Ok(a), Some(b)) => a == b,
-            _ => false,
+            _ => match (sent.parse::<f64>(), n.as_f64()) {
+                (Ok(a), Some(b)) => a == b && a.fract() == 0.0 && a.abs() < 9_007_199_254_740_992.0,
+                _ => false,
+            },
         },
         (Primitive::Boolean, Value::Bool(b)) => sent == if *b { "true" } else { "false" },
         _ => false,
     }
+}
+
+/// A JSON number as an exact integer, when it is one.
+fn as_i128(n: &serde_json::Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
 }
 
 /// A header value as written, or the UTF-8 text of its Base64 when it is wrapped as
@@ -246,8 +266,21 @@ fn decode(value: &str) -> Result<Cow<'_, str>, &'static str> {
     }
 }
 
-fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<&'a str> {
-    headers.get(name).and_then(|h| h.to_str().ok())
+/// A header's text; one that is there but not visible ASCII is refused rather than taken
+/// for absent, since a proxy may read it as something.
+fn header_text<'a>(
+    headers: &'a HeaderMap,
+    name: &HeaderName,
+    written: &str,
+) -> Result<Option<&'a str>, String> {
+    headers
+        .get(name)
+        .map(|h| h.to_str().map_err(|_| unreadable(written)))
+        .transpose()
+}
+
+fn unreadable(header: &str) -> String {
+    format!("header mismatch: {header} holds characters a header value may not")
 }
 
 #[cfg(test)]
@@ -275,5 +308,21 @@ mod tests {
         assert!(same_value("false", &json!(false), Primitive::Boolean));
         assert!(!same_value("False", &json!(false), Primitive::Boolean));
         assert!(!same_value("1", &json!("01"), Primitive::String));
+        // Past 2^53, floats would call these equal.
+        assert!(!same_value(
+            "9007199254740992",
+            &json!(9_007_199_254_740_993_u64),
+            Primitive::Integer
+        ));
+        assert!(same_value(
+            "9007199254740993",
+            &json!(9_007_199_254_740_993_u64),
+            Primitive::Integer
+        ));
+        assert!(!same_value(
+            "9007199254740993.0",
+            &json!(9_007_199_254_740_992_u64),
+            Primitive::Integer
+        ));
     }
 }
