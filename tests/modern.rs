@@ -118,6 +118,26 @@ fn both_eras_are_served_by_one_process() {
     assert_eq!(response["result"]["resultType"], "complete");
 }
 
+/// Only a `_meta` member named for the revision makes a request stateless: the key's text
+/// in a value (a progress token may be any string) leaves the request in its era, over
+/// stdio and over HTTP, where the endpoint and the dispatch agree on it.
+#[test]
+fn the_revision_keys_text_in_a_meta_value_leaves_a_request_in_its_era() {
+    let params = json!({"_meta": {"progressToken": "io.modelcontextprotocol/protocolVersion"}});
+    let mut server = catalogue();
+    server.initialize("2025-11-25");
+    server.request(1, "tools/list", params.clone());
+    let response = server.response(1);
+    assert!(response["result"]["tools"].is_array(), "{response}");
+    assert!(response["result"].get("resultType").is_none(), "{response}");
+
+    let http = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let session = mcp_tests::http::Session::open(&http, "2025-11-25");
+    let response = session.request(2, "tools/list", params);
+    assert!(response["result"]["tools"].is_array(), "{response}");
+    assert!(response["result"].get("resultType").is_none(), "{response}");
+}
+
 /// Calls `choose_seat` statelessly and returns the `InputRequiredResult`.
 fn seat_input_required(server: &mut StdioServer, id: i64) -> Value {
     let response = ask(

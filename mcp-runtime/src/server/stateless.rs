@@ -274,8 +274,9 @@ pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
         || params.is_some_and(|p| names_a_revision(p.get().as_bytes()) && in_meta(p))
 }
 
-/// Whether the key found in the parameters is in their `_meta`, not in an argument that
-/// happens to hold the same text.
+/// Whether the key found in the parameters is a member of their `_meta`, not text in an
+/// argument or in another member's value (a `progressToken` may hold any string): what the
+/// HTTP endpoint's reading of `_meta` finds too, so that the two agree on the era.
 fn in_meta(params: &RawValue) -> bool {
     #[derive(Deserialize)]
     struct MetaOf<'a> {
@@ -285,7 +286,29 @@ fn in_meta(params: &RawValue) -> bool {
     serde_json::from_str::<MetaOf<'_>>(params.get())
         .ok()
         .and_then(|p| p.meta)
-        .is_some_and(|meta| names_a_revision(meta.get().as_bytes()))
+        .is_some_and(|meta| names_a_revision(meta.get().as_bytes()) && has_version_key(meta))
+}
+
+/// Whether `_meta` is an object with the revision's key among its members (whatever its
+/// value: a `null` or a number there is refused as the stateless era's metadata).
+fn has_version_key(meta: &RawValue) -> bool {
+    struct Members;
+    impl<'de> serde::de::Visitor<'de> for Members {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut found = false;
+            while let Some(Text(key)) = map.next_key::<Text<'de>>()? {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                found |= key == META_VERSION;
+            }
+            Ok(found)
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(meta.get());
+    serde::Deserializer::deserialize_map(&mut reader, Members).unwrap_or(false)
 }
 
 fn names_a_revision(params: &[u8]) -> bool {
