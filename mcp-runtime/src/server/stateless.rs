@@ -290,8 +290,13 @@ fn in_meta(params: &RawValue) -> bool {
 }
 
 /// Whether `_meta` is an object with the revision's key among its members (whatever its
-/// value: a `null` or a number there is refused as the stateless era's metadata).
+/// value: a `null` or a number there is refused as the stateless era's metadata). A `_meta`
+/// that is no object but holds the key's text is taken for the stateless era too, whose
+/// reading refuses it (`-32602`): no era accepts it.
 fn has_version_key(meta: &RawValue) -> bool {
+    if !meta.get().starts_with('{') {
+        return true;
+    }
     struct Members;
     impl<'de> serde::de::Visitor<'de> for Members {
         type Value = bool;
