@@ -836,6 +836,14 @@ fn with_another_line(
     status_of(&read_until_closed(&mut tcp, TIMEOUT))
 }
 
+/// The `_meta` that makes a request one of the 2026-07-28 era, with no capabilities.
+fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
 /// A proxy may route on the MCP headers: one that reads the last of two lines would see
 /// another session, revision, method, item or argument than the server, which reads the
 /// first. Two lines of any of them are refused, as two `Host` lines are, on every era.
@@ -854,10 +862,7 @@ fn a_repeated_mcp_header_is_refused_before_anything_is_served() {
                 "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {
                     "name": "static_text", "arguments": {},
-                    "_meta": {
-                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                        "io.modelcontextprotocol/clientCapabilities": {}
-                    }
+                    "_meta": stateless_meta()
                 }
             }))
     };
@@ -893,10 +898,7 @@ fn a_request_of_the_stateless_era_cannot_pass_its_header_check_inside_a_batch() 
         "jsonrpc": "2.0", "id": 5, "method": "tools/call",
         "params": {
             "name": "route", "arguments": {"region": "eu-west", "query": "q"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
+            "_meta": stateless_meta()
         }
     });
     let misleading = |request: Request| {
@@ -924,10 +926,7 @@ fn a_header_a_proxy_may_read_otherwise_than_the_server_is_refused() {
     let server = catalogue(&[]);
     let stateless = |method: &str, params: Value| {
         let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}
-        });
+        params["_meta"] = stateless_meta();
         server
             .request("POST", "/mcp")
             .header("Accept", "application/json, text/event-stream")

@@ -30,8 +30,8 @@ use crate::session::{
 };
 
 /// Header names made once: a lookup by `&str` parses the name every time.
-static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+pub(super) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// How many bytes of one request's notifications may wait for a client that does not read
 /// its response stream before more are dropped (responses are always kept).

@@ -28,8 +28,8 @@ use axum::http::{HeaderValue, Response, StatusCode, header};
 use axum::middleware::Next;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 
-use super::security;
 use super::state::{HttpState, json_error};
+use super::{endpoint, headers, security};
 
 pub(crate) async fn admit(
     State(state): State<Arc<HttpState>>,
@@ -64,30 +64,21 @@ where
     // The MCP headers name one session, one revision, one method, one item and one value of
     // each mirrored argument: a proxy may route on any of them, and one reading the last of
     // two must not see another request than the server, which would read the first.
-    const SINGLE: [(header::HeaderName, &str); 9] = [
-        (header::HOST, "Host"),
-        (header::ORIGIN, "Origin"),
-        (header::AUTHORIZATION, "Authorization"),
-        (header::CONTENT_TYPE, "Content-Type"),
-        (
-            header::HeaderName::from_static("mcp-session-id"),
-            "Mcp-Session-Id",
-        ),
-        (
-            header::HeaderName::from_static("mcp-protocol-version"),
-            "MCP-Protocol-Version",
-        ),
-        (header::HeaderName::from_static("mcp-method"), "Mcp-Method"),
-        (header::HeaderName::from_static("mcp-name"), "Mcp-Name"),
-        (
-            header::HeaderName::from_static("last-event-id"),
-            "Last-Event-ID",
-        ),
+    static SINGLE: [(&header::HeaderName, &str); 9] = [
+        (&header::HOST, "Host"),
+        (&header::ORIGIN, "Origin"),
+        (&header::AUTHORIZATION, "Authorization"),
+        (&header::CONTENT_TYPE, "Content-Type"),
+        (&endpoint::SESSION_HEADER, "Mcp-Session-Id"),
+        (&headers::VERSION_HEADER, "MCP-Protocol-Version"),
+        (&headers::METHOD_HEADER, "Mcp-Method"),
+        (&headers::NAME_HEADER, "Mcp-Name"),
+        (&endpoint::LAST_EVENT_ID, "Last-Event-ID"),
     ];
-    let mut seen = [0u8; 9];
+    let mut seen = [0u8; SINGLE.len()];
     let mut repeated_param = None;
     for name in parts.headers.iter().map(|(name, _)| name) {
-        if let Some(at) = SINGLE.iter().position(|(single, _)| single == name) {
+        if let Some(at) = SINGLE.iter().position(|(single, _)| *single == name) {
             seen[at] = seen[at].saturating_add(1);
         } else if name.as_str().starts_with("mcp-param-")
             && repeated_param.is_none()

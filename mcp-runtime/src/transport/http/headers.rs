@@ -20,8 +20,8 @@ use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams};
 /// Header names made once: looking a header up by a `&str` parses and lowers the name each
 /// time (several hundred instructions a lookup), by a `HeaderName` only hashes it.
 pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
-static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
-static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+pub(super) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+pub(super) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The body field a method's `Mcp-Name` header mirrors (from the method table).
