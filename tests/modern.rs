@@ -138,6 +138,60 @@ fn the_revision_keys_text_in_a_meta_value_leaves_a_request_in_its_era() {
     assert!(response["result"].get("resultType").is_none(), "{response}");
 }
 
+/// A client may write the revision's key with escapes (some serialisers write every `/` as
+/// `\/`): it is the same key, and the request is of the 2026-07-28 era over stdio and over
+/// HTTP, where the endpoint and the dispatch both find it. Sent in a session of another
+/// revision, it disagrees with the session's `MCP-Protocol-Version` and is refused.
+#[test]
+fn an_escaped_revision_key_makes_a_request_stateless_on_both_transports() {
+    let bodies = [
+        r#"io.modelcontextprotocol\/protocolVersion"#,
+        r#"io.modelcontextprotocol/\u0070rotocolVersion"#,
+        r#"\u0069o.modelcontextprotocol\u002FprotocolVersion"#,
+    ]
+    .map(|key| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"static_text","arguments":{{}},"_meta":{{"{key}":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+        )
+    });
+    let served = |response: &Value| {
+        assert_eq!(response["id"], 7, "{response}");
+        assert_eq!(response["result"]["resultType"], "complete", "{response}");
+        assert!(response["result"]["content"].is_array(), "{response}");
+    };
+
+    let mut server = catalogue();
+    for body in &bodies {
+        server.send_raw(format!("{body}\n").as_bytes());
+        served(&server.response(7));
+    }
+
+    let http = HttpServer::spawn(env!("CARGO_BIN_EXE_catalogue").as_ref(), &[]);
+    let session = mcp_tests::http::Session::open(&http, "2025-11-25");
+    for body in &bodies {
+        let alone = http
+            .request("POST", "/mcp")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .header("MCP-Protocol-Version", MODERN)
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "static_text")
+            .body(body.as_bytes())
+            .send();
+        assert_eq!(alone.status, 200);
+        served(&alone.json());
+
+        let in_session = session
+            .headers(http.request("POST", "/mcp"))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(body.as_bytes())
+            .send();
+        assert_eq!(in_session.status, 400, "{body}");
+        assert_eq!(in_session.json()["error"]["code"], -32020, "{body}");
+    }
+}
+
 /// Calls `choose_seat` statelessly and returns the `InputRequiredResult`.
 fn seat_input_required(server: &mut StdioServer, id: i64) -> Value {
     let response = ask(

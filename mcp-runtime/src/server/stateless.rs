@@ -271,7 +271,7 @@ fn member<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Result<Option<T>
 /// `/` only, not with a general substring search.
 pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
     method == "server/discover"
-        || params.is_some_and(|p| names_a_revision(p.get().as_bytes()) && in_meta(p))
+        || params.is_some_and(|p| may_name_a_revision(p.get().as_bytes()) && in_meta(p))
 }
 
 /// Whether the key found in the parameters is a member of their `_meta`, not text in an
@@ -286,7 +286,28 @@ fn in_meta(params: &RawValue) -> bool {
     serde_json::from_str::<MetaOf<'_>>(params.get())
         .ok()
         .and_then(|p| p.meta)
-        .is_some_and(|meta| names_a_revision(meta.get().as_bytes()) && has_version_key(meta))
+        .is_some_and(|meta| may_name_a_revision(meta.get().as_bytes()) && has_version_key(meta))
+}
+
+/// Whether the text may hold the revision's key: as it stands, or written with an escape
+/// that may stand for one of its characters (`\/`, as some serialisers write every slash,
+/// or `\uXXXX`). Only a reading that decodes the keys tells then, and the endpoint's and the
+/// dispatch's readings both do, so that an escaped key is the same request to both.
+fn may_name_a_revision(text: &[u8]) -> bool {
+    names_a_revision(text) || may_escape_the_key(text)
+}
+
+/// Whether the text holds an escape that may write a character of the revision's key:
+/// `\/` or `\u` (one after an escaped backslash too, which costs only a reading more).
+/// The other escapes (`\n`, `\"`, …) write no character of the key.
+pub(crate) fn may_escape_the_key(text: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    // Built once: building a searcher costs more than a small body's scan.
+    static SLASH: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br"\/"));
+    static UNICODE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br"\u"));
+    memchr::memchr(b'\\', text).is_some()
+        && (SLASH.find(text).is_some() || UNICODE.find(text).is_some())
 }
 
 /// Whether `_meta` is an object with the revision's key among its members (whatever its
@@ -568,5 +589,30 @@ mod tests {
             br#"{"name":"tools/call","x":"io.modelcontextprotocol/other"}"#
         ));
         assert!(!names_a_revision(br#"/protocolVersion"#));
+    }
+
+    #[test]
+    fn a_key_written_with_escapes_is_looked_for_by_reading_it() {
+        for text in [
+            br#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"}}"#.as_slice(),
+            br#"{"_meta":{"io.modelcontextprotocol\u002fprotocolVersion":"2026-07-28"}}"#,
+            br#"{"\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+        ] {
+            assert!(
+                may_name_a_revision(text),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+            let raw: &RawValue = serde_json::from_slice(text).unwrap();
+            assert!(in_meta(raw), "{}", raw.get());
+        }
+        // Escapes that write no character of the key leave the quick answer.
+        assert!(!may_name_a_revision(br#"{"text":"a\nb \"c\" d\\e\t"}"#));
+        // An escaped key in an argument is no member of `_meta`.
+        let raw: &RawValue = serde_json::from_str(
+            r#"{"arguments":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28"},"_meta":{}}"#,
+        )
+        .unwrap();
+        assert!(!in_meta(raw));
     }
 }

@@ -15,7 +15,7 @@ use crate::protocol::Method;
 use crate::protocol::{Envelope, Text};
 use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
-use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams};
+use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams, may_escape_the_key};
 
 /// Header names made once: looking a header up by a `&str` parses and lowers the name each
 /// time (several hundred instructions a lookup), by a `HeaderName` only hashes it.
@@ -71,7 +71,8 @@ pub(super) fn check_stateless<'a>(
     // body's scan).
     static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(META_VERSION_KEY));
-    let body_may = KEY.find(body).is_some();
+    // The key may also be written with escapes, which only the reading below decodes.
+    let body_may = KEY.find(body).is_some() || may_escape_the_key(body);
     if !header_says && !body_may {
         return None;
     }
