@@ -220,10 +220,20 @@ fn each_era_has_its_own_lifecycle_methods_and_no_other() {
                 let reply = peer.call(method, json!({}));
                 check_error(&peer, &reply, -32601, 200);
             }
-            // `server/discover` is how a client finds the stateless era, so without `_meta`
-            // it is a stateless request missing its metadata.
+            // `server/discover` is how a client finds the stateless era, so it is never
+            // served in a session: without `_meta` it is a stateless request missing its
+            // metadata, and over HTTP, where the stateless era's headers are checked first,
+            // one missing its `Mcp-Method`.
             let reply = peer.call("server/discover", json!({}));
-            check_error(&peer, &reply, -32602, 200);
+            match reply.status {
+                Some(status) => assert_eq!(
+                    (reply.error_code(), status),
+                    (-32020, 400),
+                    "{}: {reply:?}",
+                    peer.label()
+                ),
+                None => assert_eq!(reply.error_code(), -32602, "{}: {reply:?}", peer.label()),
+            }
         }
         let reply = peer.call("no/such/method", json!({}));
         check_error(&peer, &reply, -32601, 404);

@@ -51,7 +51,7 @@ fn name_of(params: &StatelessParams<'_>, field: &str) -> Option<String> {
 }
 
 /// Whether a POST belongs to the stateless era — its `_meta` or its `MCP-Protocol-Version`
-/// names a stateless revision — and if so, whether its headers agree with its body.
+/// names a stateless revision, or it is `server/discover` — and if so, whether its headers agree with its body.
 /// `sent_version` is the request's `MCP-Protocol-Version`, which the endpoint reads once for
 /// this and for the handshake era's revision.
 pub(super) fn check_stateless<'a>(
@@ -73,7 +73,10 @@ pub(super) fn check_stateless<'a>(
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(META_VERSION_KEY));
     // The key may also be written with escapes, which only the reading below decodes.
     let body_may = KEY.find(body).is_some() || may_escape_the_key(body);
-    if !header_says && !body_may {
+    // `server/discover` belongs to the stateless era with or without `_meta`, as the
+    // dispatch takes it: it is never served in a session.
+    let discover = message.is_some_and(|m| m.method_and_params().0 == Some("server/discover"));
+    if !header_says && !body_may && !discover {
         return None;
     }
     // A message the server has read already lends its method and parameters, and only the
@@ -98,10 +101,10 @@ pub(super) fn check_stateless<'a>(
         !p.as_ref()
             .is_some_and(StatelessParams::meta_is_not_an_object)
     }) else {
-        return header_says.then_some(Ok(None));
+        return (header_says || discover).then_some(Ok(None));
     };
     // The key may be in an argument's text: only `_meta` makes the request stateless.
-    let body_says = params.as_ref().is_some_and(|p| p.meta_version().is_some());
+    let body_says = discover || params.as_ref().is_some_and(|p| p.meta_version().is_some());
     if !header_says && !body_says {
         return None;
     }
