@@ -162,6 +162,38 @@ fn a_misspelt_field_inside_an_argument_is_a_tool_error_with_its_path() {
     );
 }
 
+/// A map or a free-form argument would keep one of a repeated key's values, and a reader
+/// that keeps the other would see another call: the repeat is a tool error naming it.
+#[test]
+fn a_key_repeated_inside_an_argument_is_a_tool_error_with_its_path() {
+    let mut server = ready_catalogue();
+    let arguments = |counts: &str, anything: &str| {
+        format!(
+            r#"{{"integer":1,"small":1,"float":1,"flag":true,"text":"t","words":[],"colour":"red","point":{{"x":0,"y":0}},"counts":{counts},"anything":{anything}}}"#
+        )
+    };
+    for (id, (counts, anything, named)) in [
+        (r#"{"a":1,"a":2}"#, "null", "`counts`: duplicate field `a`"),
+        (
+            r#"{}"#,
+            r#"[{"k":1,"\u006b":2}]"#,
+            "`anything[0]`: duplicate field `k`",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"every_parameter","arguments":{}}}}}"#,
+            arguments(counts, anything)
+        );
+        server.send_raw(format!("{line}\n").as_bytes());
+        let response = server.response(id);
+        assert_eq!(response["result"]["isError"], true, "{response}");
+        assert_eq!(text(&response), format!("invalid arguments: {named}"));
+    }
+}
+
 #[test]
 fn arguments_that_are_not_an_object_are_refused_without_generated_names() {
     let mut server = ready_catalogue();

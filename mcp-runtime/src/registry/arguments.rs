@@ -91,6 +91,15 @@ impl<'a> Arguments<'a> {
         // wraps around a field — an `i64`, a `String` — was compiled again for each tool,
         // nearly half of what a crate of tools generated.
         if let Some(parsed) = self.read_noting_skipped(seed, text)? {
+            // A map or a free-form value keeps one of a repeated key's values without a
+            // word, where a reader that keeps the other (a gateway, a policy) would see
+            // another call: refused, as a struct's repeated field is. Only arguments with an
+            // object inside are looked through again.
+            if memchr::memchr_iter(b'{', text.as_bytes()).nth(1).is_some()
+                && let Ok(Some((path, key))) = repeated_key(text)
+            {
+                return Err(invalid(&path, &format!("duplicate field `{key}`")));
+            }
             return Ok(parsed);
         }
         let error = match track_path(seed, text) {
@@ -467,10 +476,24 @@ where
 }
 
 /// Whether an object anywhere in the text names a key twice (or the text cannot be looked
-/// through). Not generic: compiled once, not once per tool.
+/// through).
 fn has_repeated_key(text: &str) -> bool {
-    use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
-    struct Scan<'a>(&'a mut bool);
+    !matches!(repeated_key(text), Ok(None))
+}
+
+/// The first key an object anywhere in the text names twice, and the path of that object
+/// as the other refusals write it (`tree.children[0]`); `None` when there is none, `Err`
+/// when the text cannot be looked through. Not generic: compiled once, not once per tool.
+fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
+    use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
+    enum Part {
+        Key(String),
+        Index(usize),
+    }
+    struct Scan<'s> {
+        path: &'s mut Vec<Part>,
+        found: &'s mut Option<String>,
+    }
     impl<'de> DeserializeSeed<'de> for Scan<'_> {
         type Value = ();
         fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -501,23 +524,63 @@ fn has_repeated_key(text: &str) -> bool {
             Ok(())
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            while seq.next_element_seed(Scan(&mut *self.0))?.is_some() {}
+            for index in 0.. {
+                self.path.push(Part::Index(index));
+                let seed = Scan {
+                    path: &mut *self.path,
+                    found: &mut *self.found,
+                };
+                let more = seq.next_element_seed(seed)?.is_some();
+                self.path.pop();
+                if !more {
+                    break;
+                }
+            }
             Ok(())
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
             let mut keys = std::collections::HashSet::new();
-            while let Some(key) = map.next_key::<String>()? {
-                if !keys.insert(key) {
-                    *self.0 = true;
+            while let Some(crate::protocol::Text(key)) = map.next_key()? {
+                if !keys.insert(key.clone()) {
+                    *self.found = Some(key.into_owned());
+                    // Nothing after the first repeat is looked at.
+                    return Err(A::Error::custom("repeated"));
                 }
-                map.next_value_seed(Scan(&mut *self.0))?;
+                self.path.push(Part::Key(key.into_owned()));
+                let seed = Scan {
+                    path: &mut *self.path,
+                    found: &mut *self.found,
+                };
+                map.next_value_seed(seed)?;
+                self.path.pop();
             }
             Ok(())
         }
     }
-    let mut repeated = false;
-    let scanned = Scan(&mut repeated).deserialize(&mut serde_json::Deserializer::from_str(text));
-    scanned.is_err() || repeated
+    let (mut path, mut found) = (Vec::new(), None);
+    let scan = Scan {
+        path: &mut path,
+        found: &mut found,
+    };
+    let scanned = scan.deserialize(&mut serde_json::Deserializer::from_str(text));
+    let Some(key) = found else {
+        return scanned.map(|()| None).map_err(drop);
+    };
+    let mut written = String::new();
+    for part in &path {
+        match part {
+            Part::Key(key) if written.is_empty() => written.push_str(key),
+            Part::Key(key) => {
+                written.push('.');
+                written.push_str(key);
+            }
+            Part::Index(index) => written.push_str(&format!("[{index}]")),
+        }
+    }
+    if written.is_empty() {
+        written.push('.');
+    }
+    Ok(Some((written, key)))
 }
 
 /// Removes the object member a path names when its value is `null`.
@@ -557,6 +620,48 @@ mod tests {
 
     fn raw(value: Value) -> Box<RawValue> {
         serde_json::value::to_raw_value(&value).unwrap()
+    }
+
+    #[test]
+    fn a_key_repeated_in_a_map_or_a_free_form_value_is_refused() {
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Args {
+            counts: std::collections::HashMap<String, u32>,
+            #[serde(default)]
+            anything: Option<Value>,
+            #[serde(default)]
+            list: Vec<Value>,
+        }
+        let read = |text: &str| {
+            let raw = RawValue::from_string(text.to_owned()).unwrap();
+            Arguments::new(Some(&raw)).parse::<Args>()
+        };
+        for (text, named) in [
+            (
+                r#"{"counts":{"a":1,"a":2}}"#,
+                "`counts`: duplicate field `a`",
+            ),
+            (
+                r#"{"counts":{"a":1,"\u0061":2}}"#,
+                "`counts`: duplicate field `a`",
+            ),
+            (
+                r#"{"counts":{},"anything":{"x":{"y":1,"z":[],"y":2}}}"#,
+                "`anything.x`: duplicate field `y`",
+            ),
+            (
+                r#"{"counts":{},"list":[{},{"k":1,"k":1}]}"#,
+                "`list[1]`: duplicate field `k`",
+            ),
+        ] {
+            let refusal = text_of(&read(text).err().unwrap_or_else(|| panic!("{text}")));
+            assert_eq!(refusal, format!("invalid arguments: {named}"), "{text}");
+        }
+        // The same key in different objects is no repeat.
+        let read =
+            read(r#"{"counts":{"a":1,"b":2},"anything":{"a":{"a":1}},"list":[{"a":1},{"a":2}]}"#);
+        assert!(read.is_ok());
     }
 
     #[derive(serde::Deserialize, Debug)]
