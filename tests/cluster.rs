@@ -248,6 +248,141 @@ fn a_session_opened_on_one_replica_is_served_by_the_others_until_deleted() {
     }
 }
 
+/// A DELETE ends the session's calls on every replica, not only on the one it reached: a
+/// tool must not run on, with its side effects, after its client ended the session.
+#[test]
+fn a_session_ended_on_one_replica_ends_its_calls_on_the_others() {
+    let cluster = replicas_told_only_by_the_bus(2, &[]);
+    let session = initialize(cluster.replica(0), json!({}));
+    let response = post(
+        cluster.replica(1),
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "progress_then_hold", "_meta": {"progressToken": "t"},
+        }}),
+    )
+    .send();
+    let mut events = response.events();
+    let (_, first) = next_message(&mut events, mcp_tests::TIMEOUT).expect("progress");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+
+    let deleted = cluster
+        .replica(0)
+        .request("DELETE", "/mcp")
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", LEGACY)
+        .send();
+    assert_eq!(deleted.status, 200, "{deleted:?}");
+    // The call was cancelled on replica 1: its stream ends with no result.
+    let deadline = Instant::now() + mcp_tests::TIMEOUT;
+    loop {
+        match events.next_within(deadline.saturating_duration_since(Instant::now())) {
+            Next::Event(e) if e.data.as_deref().is_some_and(|d| !d.is_empty()) => {
+                panic!("after the DELETE: {}", e.json())
+            }
+            Next::Event(_) => {}
+            Next::End => break,
+            Next::TimedOut => panic!("the call still runs on replica 1"),
+        }
+    }
+    let other = initialize(cluster.replica(1), json!({}));
+    let count = call(cluster.replica(1), &other, 2, "holds_cancelled", json!({}));
+    assert_eq!(count["result"]["content"][0]["text"], "1", "{count}");
+}
+
+/// The Redis store writes a changed record back only over one that is still there: a
+/// change written back as another replica ends the session must not bring it back.
+#[test]
+fn the_redis_store_replaces_only_a_record_that_is_there() {
+    use mcp_runtime::cluster::{SessionRecord, SessionStore};
+    let redis = Redis::start();
+    let runtime = mcp_runtime::tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let cluster = mcp_runtime::redis::RedisCluster::connect(&redis.url())
+            .await
+            .unwrap();
+        let store = cluster.session_store();
+        let ttl = Duration::from_secs(60);
+        let record = SessionRecord {
+            id: "s".into(),
+            protocol_version: LEGACY.into(),
+            ..SessionRecord::default()
+        };
+        assert!(!store.replace(&record, ttl).await.unwrap(), "never opened");
+        assert_eq!(store.get("s", ttl).await.unwrap(), None);
+        store.put(&record, ttl).await.unwrap();
+        let changed = SessionRecord {
+            log_level: Some("error".into()),
+            ..record.clone()
+        };
+        assert!(store.replace(&changed, ttl).await.unwrap());
+        assert_eq!(store.get("s", ttl).await.unwrap(), Some(changed.clone()));
+        assert!(store.remove("s").await.unwrap());
+        assert!(!store.replace(&changed, ttl).await.unwrap(), "ended");
+        assert_eq!(store.get("s", ttl).await.unwrap(), None);
+    });
+}
+
+/// A client at its quota of sessions gives up its idlest one, on every replica: kept in
+/// Redis, it would be read back at its next request and the quota would hold nothing back.
+#[test]
+fn a_session_given_up_for_the_quota_is_ended_on_every_replica() {
+    let cluster = replicas_told_only_by_the_bus(2, &[("HTTP_MAX_SESSIONS_PER_CLIENT", "2")]);
+    let ping = |i: usize, session: &str| {
+        post(
+            cluster.replica(i),
+            Some(session),
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        )
+        .send()
+        .status
+    };
+    let first = initialize(cluster.replica(0), json!({}));
+    // Replica 1 holds a copy of it.
+    assert_eq!(ping(1, &first), 200);
+    let second = initialize(cluster.replica(0), json!({}));
+    let third = initialize(cluster.replica(0), json!({}));
+    for i in [0, 1] {
+        assert_eq!(ping(i, &first), 404, "replica {i}");
+    }
+    for session in [&second, &third] {
+        for i in [0, 1] {
+            assert_eq!(ping(i, session), 200, "replica {i}");
+        }
+    }
+}
+
+/// A copy of an anonymous session counts against its client's requests in flight on the
+/// replica that made it, as on the one that opened it.
+#[test]
+fn an_anonymous_clients_calls_are_counted_on_a_replica_serving_copies() {
+    let cluster = replicas_told_only_by_the_bus(2, &[("HTTP_MAX_IN_FLIGHT_PER_CLIENT", "1")]);
+    let one = initialize(cluster.replica(0), json!({}));
+    let other = initialize(cluster.replica(0), json!({}));
+    let held = post(
+        cluster.replica(1),
+        Some(&one),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "progress_then_hold", "_meta": {"progressToken": "t"},
+        }}),
+    )
+    .send();
+    let mut events = held.events();
+    let (_, first) = next_message(&mut events, mcp_tests::TIMEOUT).expect("progress");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let refused = post(
+        cluster.replica(1),
+        Some(&other),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    )
+    .send();
+    assert_eq!(refused.status, 429, "{refused:?}");
+    events.disconnect();
+}
+
 /// A session's change is answered only once every replica has applied it: while one of them
 /// is stopped (SIGSTOP), the change waits for it, and once it runs again it serves the
 /// change at once.

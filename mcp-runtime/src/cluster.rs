@@ -155,10 +155,15 @@ impl std::error::Error for StoreError {}
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// Where handshake-era sessions are kept, so that every replica can serve them. Records
-/// expire after `ttl` without a `put` or a `get` (a session's idle timeout).
+/// expire after `ttl` without a `put`, a `replace` or a `get` (a session's idle timeout).
 pub trait SessionStore: Send + Sync + 'static {
-    /// Creates or replaces a session's record.
+    /// Creates or replaces a session's record (a session just opened).
     fn put<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, ()>;
+
+    /// Replaces the record of a session that is still there, in one step; false, writing
+    /// nothing, when it ended or expired. A change written back as another replica ends the
+    /// session must not bring the session back: a `get` then a `put` would.
+    fn replace<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool>;
 
     /// A session's record, its time to live renewed; `None` when it ended or expired.
     fn get<'a>(&'a self, id: &'a str, ttl: Duration) -> StoreFuture<'a, Option<SessionRecord>>;
@@ -183,8 +188,12 @@ pub trait SessionStore: Send + Sync + 'static {
 ///     ..SessionRecord::default()
 /// };
 /// store.put(&record, Duration::from_secs(60)).await.unwrap();
-/// assert_eq!(store.get("s1", Duration::from_secs(60)).await.unwrap(), Some(record));
+/// assert_eq!(store.get("s1", Duration::from_secs(60)).await.unwrap(), Some(record.clone()));
+/// assert!(store.replace(&record, Duration::from_secs(60)).await.unwrap());
 /// assert!(store.remove("s1").await.unwrap());
+/// assert_eq!(store.get("s1", Duration::from_secs(60)).await.unwrap(), None);
+/// // An ended session's record is not written again.
+/// assert!(!store.replace(&record, Duration::from_secs(60)).await.unwrap());
 /// assert_eq!(store.get("s1", Duration::from_secs(60)).await.unwrap(), None);
 /// # });
 /// ```
@@ -229,6 +238,19 @@ impl SessionStore for InMemorySessionStore {
             None => None,
         };
         Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn replace<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
+        let now = std::time::Instant::now();
+        let mut records = self.records();
+        let replaced = match records.get_mut(&record.id) {
+            Some(live) if live.1 > now => {
+                *live = (record.clone(), now + ttl);
+                true
+            }
+            _ => false,
+        };
+        Box::pin(std::future::ready(Ok(replaced)))
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {

@@ -22,6 +22,17 @@ impl RedisSessionStore {
     fn key(&self, id: &str) -> String {
         format!("{}{id}", self.prefix)
     }
+
+    /// `SET` of a session's record, expiring after `ttl`.
+    fn set(&self, record: &SessionRecord, ttl: Duration) -> Result<redis::Cmd, StoreError> {
+        let json = serde_json::to_string(record).map_err(|e| StoreError(e.to_string()))?;
+        Ok(redis::cmd("SET")
+            .arg(self.key(&record.id))
+            .arg(json)
+            .arg("EX")
+            .arg(seconds(ttl))
+            .clone())
+    }
 }
 
 fn seconds(ttl: Duration) -> u64 {
@@ -31,14 +42,19 @@ fn seconds(ttl: Duration) -> u64 {
 impl SessionStore for RedisSessionStore {
     fn put<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let json = serde_json::to_string(record).map_err(|e| StoreError(e.to_string()))?;
-            let set = redis::cmd("SET")
-                .arg(self.key(&record.id))
-                .arg(json)
-                .arg("EX")
-                .arg(seconds(ttl))
-                .clone();
+            let set = self.set(record, ttl)?;
             retried!(self.connection, |c| set.query_async::<()>(&mut c)).map_err(store_error)
+        })
+    }
+
+    fn replace<'a>(&'a self, record: &'a SessionRecord, ttl: Duration) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            // XX: written only over a key that is there, in the one command, so a DEL that
+            // came first is not undone.
+            let set = self.set(record, ttl)?.arg("XX").clone();
+            let written: Option<String> =
+                retried!(self.connection, |c| set.query_async(&mut c)).map_err(store_error)?;
+            Ok(written.is_some())
         })
     }
 

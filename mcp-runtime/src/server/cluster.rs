@@ -85,7 +85,12 @@ impl Server {
             ClusterEvent::SessionEnded { id } => {
                 self.count_session_event(&id);
                 if let Some(session) = self.keyed_session(&id) {
+                    // Its calls here end with it, as on the replica that ended it; the copy
+                    // itself goes on its next request, when the record is found gone.
                     session.mark_for_recheck();
+                    session.cancel_all();
+                    #[cfg(feature = "http")]
+                    session.close_notifications();
                 }
             }
             ClusterEvent::ClientAnswer {

@@ -165,7 +165,7 @@ fn stateless_error_status(frame: &[u8]) -> Option<StatusCode> {
 async fn session_of(
     state: &HttpState,
     headers: &HeaderMap,
-    caller: Option<&AuthInfo>,
+    (caller, peer): (Option<&AuthInfo>, Option<std::net::SocketAddr>),
 ) -> Result<(Arc<HttpSession>, Option<SessionRecord>), Refusal> {
     let Some(id) = headers.get(&SESSION_HEADER).and_then(|h| h.to_str().ok()) else {
         return Err((
@@ -174,14 +174,18 @@ async fn session_of(
                 .into(),
         ));
     };
-    state.sessions.find(id, caller).await.map_err(|e| match e {
-        Lookup::Unknown => (
-            StatusCode::NOT_FOUND,
-            "unknown or expired session: send `initialize` to start a new one".to_owned(),
-        ),
-        Lookup::Unreachable(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-        Lookup::NoRoom(no_room) => no_room_refusal(no_room),
-    })
+    state
+        .sessions
+        .find(id, caller, peer)
+        .await
+        .map_err(|e| match e {
+            Lookup::Unknown => (
+                StatusCode::NOT_FOUND,
+                "unknown or expired session: send `initialize` to start a new one".to_owned(),
+            ),
+            Lookup::Unreachable(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+            Lookup::NoRoom(no_room) => no_room_refusal(no_room),
+        })
 }
 
 /// The answer when no session can be made.
@@ -425,7 +429,7 @@ async fn serve_in(
             before: None,
         });
     }
-    let (http, before) = session_of(state, headers, caller).await?;
+    let (http, before) = session_of(state, headers, (caller, peer)).await?;
     Ok(Served {
         session: Arc::clone(&http.session),
         http: Some(http),
@@ -860,9 +864,11 @@ async fn stream_response(
 pub(super) async fn get(
     State(state): State<Arc<HttpState>>,
     auth: Option<Extension<Arc<AuthInfo>>>,
+    peer: Option<Extension<ConnectInfo<std::net::SocketAddr>>>,
     headers: HeaderMap,
 ) -> Response<Body> {
     let auth = auth.map(|Extension(a)| a);
+    let peer = peer.map(|Extension(ConnectInfo(p))| p);
     if state.options.stateless {
         return method_not_allowed(
             "a stateless server has no stream to open; POST messages instead",
@@ -880,7 +886,7 @@ pub(super) async fn get(
     if let Err(refusal) = header_version(headers.get(&VERSION_HEADER)) {
         return refused(refusal);
     }
-    let http_session = match session_of(&state, &headers, auth.as_deref()).await {
+    let http_session = match session_of(&state, &headers, (auth.as_deref(), peer)).await {
         Ok((s, _)) => s,
         Err(refusal) => return refused(refusal),
     };

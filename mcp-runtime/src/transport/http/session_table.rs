@@ -222,6 +222,9 @@ pub(crate) struct SessionTable {
     /// Where sessions are shared with other replicas (their streams then outlive the local
     /// copy of a session).
     shared: Option<Arc<dyn SessionStore>>,
+    /// Shared sessions given up to make room for sessions just opened, ended in the store
+    /// before the next new session's id is given out (see [`share_new`](Self::share_new)).
+    displaced: Mutex<Vec<String>>,
     /// Makes a session's standalone queue when the session first sends something.
     queues: Arc<StandaloneQueues>,
 }
@@ -322,6 +325,7 @@ impl SessionTable {
             }),
             server,
             shared: options.session_store.clone(),
+            displaced: Mutex::new(Vec::new()),
         }
     }
 
@@ -380,19 +384,30 @@ impl SessionTable {
     /// notifications (list changes, resource updates), also when other replicas serve it.
     pub(crate) fn open(&self, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
         let id = new_session_id().ok_or(NoRoom::NoId)?;
-        let http = self.insert(id, client)?;
+        let http = self.insert(id, client, true)?;
         self.server.register_session(&http.session);
         Ok(http)
     }
 
     /// A local copy of a session another replica opened, from its shared record. What the
     /// record says is what the client was last told of: making the copy tells it nothing.
-    fn adopt(&self, record: &SessionRecord) -> Result<Arc<HttpSession>, NoRoom> {
+    /// An anonymous session is counted against the client of the request that reads it
+    /// here (its peer address), as on the replica that opened it: without it the client's
+    /// quotas would not hold on this replica.
+    fn adopt(
+        &self,
+        record: &SessionRecord,
+        peer: Option<SocketAddr>,
+    ) -> Result<Arc<HttpSession>, NoRoom> {
         let version = record
             .protocol_version
             .parse::<ProtocolVersion>()
             .map_err(|_| NoRoom::NoId)?;
-        let http = self.insert(record.id.clone(), owner_client(record))?;
+        let client = match owner_client(record) {
+            Client::Unknown => Client::of(None, peer),
+            owner => owner,
+        };
+        let http = self.insert(record.id.clone(), client, false)?;
         http.session.initialize(Negotiated {
             version,
             client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
@@ -402,12 +417,18 @@ impl SessionTable {
         Ok(http)
     }
 
-    fn insert(&self, id: String, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
+    /// Counts a session in, `opening` it or taking a copy of one another replica opened.
+    fn insert(
+        &self,
+        id: String,
+        client: Client,
+        opening: bool,
+    ) -> Result<Arc<HttpSession>, NoRoom> {
         let server = &self.server;
         // Room is made and the session counted under one lock, so concurrent opens cannot
         // overshoot a quota.
         let mut map = self.map();
-        self.make_room(&mut map, &client)?;
+        let displaced = self.make_room(&mut map, &client, opening)?;
         self.queues
             .runtime
             .get_or_init(tokio::runtime::Handle::current);
@@ -428,6 +449,13 @@ impl SessionTable {
         });
         http.touch(self.epoch);
         map.insert(Arc::clone(&http));
+        drop(map);
+        if let Some(displaced) = displaced {
+            self.displaced
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(displaced);
+        }
         Ok(http)
     }
 
@@ -435,16 +463,28 @@ impl SessionTable {
     /// session idle the longest (429 when each is busy); a full table gives up the session
     /// idle the longest of the client holding the most sessions (503 when every session is
     /// busy). A session serving a request or holding its stream open is never ended.
-    fn make_room(&self, map: &mut Sessions, client: &Client) -> Result<(), NoRoom> {
+    ///
+    /// When sessions are shared, a client's session given up to open another is returned,
+    /// to be ended in the store too; one given up to take a copy, or to keep the table's
+    /// size, is only dropped here (the copies are a cache: this replica cannot tell whether
+    /// another is serving it, and a later request reads it back).
+    fn make_room(
+        &self,
+        map: &mut Sessions,
+        client: &Client,
+        opening: bool,
+    ) -> Result<Option<String>, NoRoom> {
         if *client != Client::Unknown && map.count_of(client) >= self.max_per_client {
             let own = self
                 .idlest(map, |s| s.client == *client)
                 .ok_or(NoRoom::ClientFull)?;
             self.evict(map, &own);
-            return Ok(());
+            // Shared, it is ended in the store too: kept there, the client's next request
+            // would read it back, here or elsewhere, and the quota would hold nothing back.
+            return Ok((opening && self.shared.is_some()).then_some(own));
         }
         if map.by_id.len() < self.max_sessions {
-            return Ok(());
+            return Ok(None);
         }
         let mut heaviest: Vec<(&Client, usize)> =
             map.per_client.iter().map(|(c, n)| (c, *n)).collect();
@@ -454,7 +494,7 @@ impl SessionTable {
             .find_map(|(holder, _)| self.idlest(map, |s| s.client == *holder))
             .ok_or(NoRoom::Full)?;
         self.evict(map, &victim);
-        Ok(())
+        Ok(None)
     }
 
     /// The id of the session idle the longest among those `mine` picks that serve nothing.
@@ -478,11 +518,13 @@ impl SessionTable {
     /// request changed. The shared store says whether the session lives (another replica may
     /// have ended it) and what it is now (another may have changed it); a local copy read
     /// from it within the recheck interval, and told of no change since over the bus, is
-    /// served as it is.
+    /// served as it is. `peer` is where the request came from: an anonymous session read
+    /// into a copy here is counted against it (see [`adopt`](Self::adopt)).
     pub(crate) async fn find(
         &self,
         id: &str,
         caller: Option<&AuthInfo>,
+        peer: Option<SocketAddr>,
     ) -> Result<(Arc<HttpSession>, Option<SessionRecord>), Lookup> {
         let Some(store) = &self.shared else {
             return self
@@ -525,7 +567,7 @@ impl SessionTable {
                 apply_record(&local.session, &record);
                 local
             }
-            None => self.adopt(&record).map_err(Lookup::NoRoom)?,
+            None => self.adopt(&record, peer).map_err(Lookup::NoRoom)?,
         };
         // Another replica told of a change while the record was read: the record may be
         // older than the change (which this copy has then taken, or, not held yet, missed),
@@ -565,6 +607,19 @@ impl SessionTable {
         let Some(store) = &self.shared else {
             return Ok(());
         };
+        // A session of the client's given up for this one is ended everywhere first, as a
+        // DELETE ends it, before the client learns the new id; so is any given up for a
+        // session that was never shared (its `initialize` failed).
+        let displaced =
+            std::mem::take(&mut *self.displaced.lock().unwrap_or_else(|p| p.into_inner()));
+        for id in displaced {
+            if let Err(e) = store.remove(&id).await {
+                tracing::warn!(%e, session = %id, "cannot end a session given up for room");
+            }
+            self.server
+                .publish_passed_on(crate::cluster::ClusterEvent::SessionEnded { id })
+                .await;
+        }
         let Some(record) = shared_record(session) else {
             return Ok(());
         };
@@ -653,8 +708,11 @@ impl SessionTable {
             Some(before) if *before != stored => merge_changes(before, &after, stored),
             _ => after.clone(),
         };
-        match store.put(&merged, self.store_ttl()).await {
-            Ok(()) => {
+        match store.replace(&merged, self.store_ttl()).await {
+            // Ended meanwhile (a DELETE on another replica between the read and the write):
+            // the copy goes, and its calls with it.
+            Ok(false) => self.forget(&session.id),
+            Ok(true) => {
                 if merged != after {
                     apply_record(&session.session, &merged);
                 }
@@ -987,22 +1045,28 @@ mod tests {
         let a = replica(&bus, &store, HttpOptions::default());
         let b = replica(&bus, &store, HttpOptions::default());
         let id = opened(&a).await;
-        assert!(served(b.find(&id, None).await), "b adopts it");
+        assert!(served(b.find(&id, None, None).await), "b adopts it");
         // Ended in the store behind every replica's back: b's copy, read a moment ago, is
         // served as it is (nothing told b).
         store.remove(&id).await.unwrap();
-        assert!(served(b.find(&id, None).await), "b's fresh copy is served");
+        assert!(
+            served(b.find(&id, None, None).await),
+            "b's fresh copy is served"
+        );
         // b's bus is back after a gap and says it may have missed events: b reads the
         // record again.
         bus.deliver_to(1, ClusterEvent::Resubscribed);
-        assert!(!served(b.find(&id, None).await), "b read the record again");
+        assert!(
+            !served(b.find(&id, None, None).await),
+            "b read the record again"
+        );
 
         // Ended through a replica, which tells the others before it answers.
         let id = opened(&a).await;
-        assert!(served(b.find(&id, None).await));
+        assert!(served(b.find(&id, None, None).await));
         assert!(a.end(&id, None).await.unwrap());
-        assert!(!served(b.find(&id, None).await), "b heard of the end");
-        assert!(!served(a.find(&id, None).await));
+        assert!(!served(b.find(&id, None, None).await), "b heard of the end");
+        assert!(!served(a.find(&id, None, None).await));
     }
 
     #[tokio::test]
@@ -1011,8 +1075,8 @@ mod tests {
         let a = replica(&bus, &store, HttpOptions::default());
         let b = replica(&bus, &store, HttpOptions::default());
         let id = opened(&a).await;
-        let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
-        let (original, before) = a.find(&id, None).await.ok().expect("a serves it");
+        let (copy, _) = b.find(&id, None, None).await.ok().expect("b adopts it");
+        let (original, before) = a.find(&id, None, None).await.ok().expect("a serves it");
         original.session.subscribe("test://watched");
         a.share_changes(&original, before).await;
         assert_eq!(copy.session.subscriptions(), ["test://watched"]);
@@ -1024,7 +1088,7 @@ mod tests {
         let a = replica(&bus, &store, HttpOptions::default());
         let b = replica(&bus, &store, HttpOptions::default());
         let id = opened(&a).await;
-        let (original, before) = a.find(&id, None).await.ok().expect("a serves it");
+        let (original, before) = a.find(&id, None, None).await.ok().expect("a serves it");
         assert!(
             original
                 .session
@@ -1032,7 +1096,7 @@ mod tests {
                 .set_visible(ListKind::Tools, "hidden", Some(false))
         );
         a.share_changes(&original, before).await;
-        let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+        let (copy, _) = b.find(&id, None, None).await.ok().expect("b adopts it");
         assert!(
             !copy.session.data().visibility().is_empty(),
             "the copy sees what the session sees"
@@ -1050,11 +1114,11 @@ mod tests {
         let a = replica(&bus, &store, options.clone());
         let b = replica(&bus, &store, options);
         let id = opened(&a).await;
-        assert!(served(b.find(&id, None).await));
+        assert!(served(b.find(&id, None, None).await));
         // Ended with the bus down (the event lost): b learns within the interval.
         store.remove(&id).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while served(b.find(&id, None).await) {
+        while served(b.find(&id, None, None).await) {
             assert!(Instant::now() < deadline, "b never read the record again");
             tokio::task::yield_now().await;
         }
@@ -1062,9 +1126,9 @@ mod tests {
         let strict = HttpOptions::default().shared_session_recheck(Duration::ZERO);
         let c = replica(&bus, &store, strict);
         let id = opened(&a).await;
-        assert!(served(c.find(&id, None).await));
+        assert!(served(c.find(&id, None, None).await));
         store.remove(&id).await.unwrap();
-        assert!(!served(c.find(&id, None).await));
+        assert!(!served(c.find(&id, None, None).await));
     }
 
     /// A store that can be made unreachable.
@@ -1097,6 +1161,17 @@ mod tests {
             }
         }
 
+        fn replace<'a>(
+            &'a self,
+            record: &'a SessionRecord,
+            ttl: Duration,
+        ) -> crate::cluster::StoreFuture<'a, bool> {
+            match self.down.load(Ordering::Relaxed) {
+                true => Box::pin(async { Err(StoreError("down".into())) }),
+                false => self.store.replace(record, ttl),
+            }
+        }
+
         fn remove<'a>(&'a self, id: &'a str) -> crate::cluster::StoreFuture<'a, bool> {
             self.store.remove(id)
         }
@@ -1108,20 +1183,20 @@ mod tests {
         let a = replica(&bus, &store, HttpOptions::default());
         let b = replica(&bus, &store, HttpOptions::default());
         let id = opened(&a).await;
-        let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+        let (copy, _) = b.find(&id, None, None).await.ok().expect("b adopts it");
         // Another replica says the session ended, and the store cannot be read: the copy
         // is not served, however many times it is asked for.
         copy.session.mark_for_recheck();
         store.down.store(true, Ordering::Relaxed);
         for _ in 0..2 {
             assert!(matches!(
-                b.find(&id, None).await,
+                b.find(&id, None, None).await,
                 Err(Lookup::Unreachable(_))
             ));
         }
         store.down.store(false, Ordering::Relaxed);
         store.remove(&id).await.unwrap();
-        assert!(!served(b.find(&id, None).await));
+        assert!(!served(b.find(&id, None, None).await));
     }
 
     /// A store whose next read, once held, takes the record as it is when the read starts
@@ -1145,6 +1220,14 @@ mod tests {
             ttl: Duration,
         ) -> crate::cluster::StoreFuture<'a, ()> {
             self.store.put(record, ttl)
+        }
+
+        fn replace<'a>(
+            &'a self,
+            record: &'a SessionRecord,
+            ttl: Duration,
+        ) -> crate::cluster::StoreFuture<'a, bool> {
+            self.store.replace(record, ttl)
         }
 
         fn get<'a>(
@@ -1180,9 +1263,9 @@ mod tests {
             let a = replica(&bus, &store, options.clone());
             let b = replica(&bus, &store, options);
             let id = opened(&a).await;
-            let (original, before) = a.find(&id, None).await.ok().expect("a serves it");
+            let (original, before) = a.find(&id, None, None).await.ok().expect("a serves it");
             if holds_a_copy {
-                let (copy, _) = b.find(&id, None).await.ok().expect("b adopts it");
+                let (copy, _) = b.find(&id, None, None).await.ok().expect("b adopts it");
                 // Due to be read again (as after another replica said it changed).
                 copy.session.mark_for_recheck();
             }
@@ -1194,7 +1277,7 @@ mod tests {
             *store.next_read.lock().unwrap() = Some((started, released));
             // Bounded: a `find` that never read the store would leave the read held forever.
             let raced = async {
-                tokio::join!(b.find(&id, None), async {
+                tokio::join!(b.find(&id, None, None), async {
                     read_started.await.expect("b reads the record");
                     original.session.subscribe("test://watched");
                     a.share_changes(&original, before).await;
@@ -1211,13 +1294,42 @@ mod tests {
             );
             // So b's next request reads the record again, rather than serving that copy
             // for the whole recheck interval.
-            let (copy, _) = b.find(&id, None).await.ok().expect("b serves it");
+            let (copy, _) = b.find(&id, None, None).await.ok().expect("b serves it");
             assert_eq!(
                 copy.session.subscriptions(),
                 ["test://watched"],
                 "holding a copy: {holds_a_copy}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_change_written_back_as_another_replica_ends_the_session_does_not_revive_it() {
+        let (bus, store) = (Arc::default(), Arc::new(Held::default()));
+        let a = replica(&bus, &store, HttpOptions::default());
+        let b = replica(&bus, &store, HttpOptions::default());
+        let id = opened(&a).await;
+        let (copy, before) = a.find(&id, None, None).await.ok().expect("a serves it");
+        // a's request changed the session; the read before its write is answered only after
+        // b ended the session (a DELETE there).
+        copy.session.subscribe("test://watched");
+        let (started, read_started) = tokio::sync::oneshot::channel();
+        let (release, released) = tokio::sync::oneshot::channel();
+        *store.next_read.lock().unwrap() = Some((started, released));
+        let raced = async {
+            tokio::join!(a.share_changes(&copy, before), async {
+                read_started.await.expect("a reads the record");
+                assert!(b.end(&id, None).await.unwrap(), "b ends it");
+                let _ = release.send(());
+            })
+        };
+        tokio::time::timeout(Duration::from_secs(10), raced)
+            .await
+            .expect("a wrote its change back");
+        let ttl = Duration::from_secs(60);
+        assert_eq!(store.store.get(&id, ttl).await.unwrap(), None, "revived");
+        assert!(!served(a.find(&id, None, None).await));
+        assert!(!served(b.find(&id, None, None).await));
     }
 
     #[tokio::test]
@@ -1233,7 +1345,7 @@ mod tests {
         let (release, released) = tokio::sync::oneshot::channel();
         *store.next_read.lock().unwrap() = Some((started, released));
         let raced = async {
-            tokio::join!(b.find(&id, None), async {
+            tokio::join!(b.find(&id, None, None), async {
                 read_started.await.expect("b reads the record");
                 let ttl = Duration::from_secs(60);
                 let mut record = store.store.get(&id, ttl).await.unwrap().unwrap();
@@ -1249,7 +1361,7 @@ mod tests {
         let (copy, _) = found.ok().expect("b adopts it");
         assert!(copy.session.subscriptions().is_empty());
         // The read began before the bus came back: b reads the record again.
-        let (copy, _) = b.find(&id, None).await.ok().expect("b serves it");
+        let (copy, _) = b.find(&id, None, None).await.ok().expect("b serves it");
         assert_eq!(copy.session.subscriptions(), ["test://watched"]);
     }
 
@@ -1367,7 +1479,10 @@ mod tests {
         let id = opened(&a).await;
         let until = Instant::now() + Duration::from_millis(1200);
         while Instant::now() < until {
-            assert!(served(b.find(&id, None).await), "expired while in use");
+            assert!(
+                served(b.find(&id, None, None).await),
+                "expired while in use"
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert!(
@@ -1388,10 +1503,10 @@ mod tests {
         let b = replica(&bus, &store, options);
         let id = opened(&a).await;
         let read = Instant::now();
-        assert!(served(b.find(&id, None).await));
+        assert!(served(b.find(&id, None, None).await));
         // The last request, served from the copy without renewing the record.
         tokio::time::sleep(Duration::from_millis(400)).await;
-        assert!(served(b.find(&id, None).await));
+        assert!(served(b.find(&id, None, None).await));
         let last = Instant::now();
         // Idle for less than the timeout after that request, but for more than the timeout
         // after the record was last read: the session lives.
@@ -1402,7 +1517,7 @@ mod tests {
             "the machine was too slow to tell"
         );
         assert!(
-            served(b.find(&id, None).await),
+            served(b.find(&id, None, None).await),
             "expired before its idle timeout"
         );
     }
