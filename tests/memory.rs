@@ -187,3 +187,114 @@ fn the_lint_reports_a_tool_without_a_description() {
     assert!(findings[0].message.contains("no description"), "{lint}");
     assert!(lint.is_clean(), "a warning, not an error: {lint}");
 }
+
+/// One word, asked of the user.
+#[derive(mcp_runtime::serde::Deserialize, mcp_runtime::schemars::JsonSchema)]
+#[serde(crate = "mcp_runtime::serde")]
+#[schemars(crate = "mcp_runtime::schemars")]
+struct Word {
+    /// A word.
+    word: String,
+}
+
+/// Asks for two words, one after the other.
+#[tool]
+async fn two_words(ctx: Context) -> Result<String, ToolError> {
+    let mut words = Vec::new();
+    for question in ["First word?", "Second word?"] {
+        match ctx.elicit::<Word>(question).await? {
+            mcp_runtime::Elicitation::Accept(Word { word }) => words.push(word),
+            _ => return Ok("declined".into()),
+        }
+    }
+    Ok(words.join(" then "))
+}
+
+/// Asks for one word.
+#[tool]
+async fn one_word(ctx: Context) -> Result<String, ToolError> {
+    match ctx.elicit::<Word>("A word?").await? {
+        mcp_runtime::Elicitation::Accept(Word { word }) => Ok(word),
+        _ => Ok("declined".into()),
+    }
+}
+
+fn asking() -> Server {
+    mcp_runtime::server!()
+        .auto_register(false)
+        .tools(mcp_runtime::tools![two_words, one_word])
+        .build()
+        .expect("a consistent catalogue")
+}
+
+/// The 2026-07-28 `_meta` of a client that can answer elicitations, with `extra` members.
+fn asking_meta(extra: &str) -> String {
+    format!(
+        r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"elicitation":{{}}}}{extra}}}"#
+    )
+}
+
+/// The one input request of an `InputRequiredResult`: its key, and the result's state.
+fn asked(result: &Value) -> (String, String) {
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    let requests = result["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{result}");
+    let key = requests.keys().next().unwrap().clone();
+    (key, result["requestState"].as_str().unwrap().to_owned())
+}
+
+fn accept(word: &str) -> Value {
+    json!({"action": "accept", "content": {"word": word}})
+}
+
+/// What `requestState` sealed stands: an answer sent again beside it, to a question the
+/// state already holds the answer to, is not taken.
+#[mcp_runtime::test]
+async fn a_sealed_answer_is_not_replaced_by_a_fresh_one() {
+    let client = asking().connect_memory();
+    let meta: Value = serde_json::from_str(&asking_meta("")).unwrap();
+    let call = |extra: Value| {
+        let mut params = json!({"name": "two_words", "arguments": {}, "_meta": meta.clone()});
+        params
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        client.request("tools/call", params)
+    };
+    let (first, state) = asked(&call(json!({})).await.unwrap());
+    let answered = call(json!({"inputResponses": {&first: accept("one")}, "requestState": state}));
+    let (second, state) = asked(&answered.await.unwrap());
+    assert_ne!(first, second);
+    let forged = json!({
+        "inputResponses": {&first: accept("forged"), &second: accept("two")},
+        "requestState": state,
+    });
+    let result = call(forged).await.unwrap();
+    assert_eq!(result["content"][0]["text"], "one then two", "{result}");
+}
+
+/// A state is bound to its tool and arguments also when the request's `_meta` holds what no
+/// JSON value holds (a number past `f64`'s range): it does not open for another tool.
+#[mcp_runtime::test]
+async fn a_state_sealed_beside_unreadable_metadata_opens_for_its_own_request_only() {
+    let client = &asking().connect_memory();
+    let meta = asking_meta(r#","x-junk":1e400"#);
+    let send = |id: u32, name: &str, rest: &str| {
+        let message = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{}},"_meta":{meta}{rest}}}}}"#
+        );
+        async move {
+            client.send_raw(&message).await;
+            client.next_message().await.expect("an answer")
+        }
+    };
+    let (key, state) = asked(&send(1, "one_word", "").await["result"]);
+    let answers = format!(
+        r#","inputResponses":{{"{key}":{}}},"requestState":"{state}""#,
+        accept("mine")
+    );
+    let foreign = send(2, "two_words", &answers).await;
+    assert_eq!(foreign["error"]["code"], -32602, "{foreign}");
+    let own = send(3, "one_word", &answers).await;
+    assert_eq!(own["result"]["content"][0]["text"], "mine", "{own}");
+}

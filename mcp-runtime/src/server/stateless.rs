@@ -438,7 +438,11 @@ impl Server {
                 None => Map::new(),
             };
             let retry = request_state.is_some() || input_responses.is_some();
-            answers.extend(input_responses.unwrap_or_default());
+            // What the state sealed stands: a fresh answer is taken only to a question the
+            // state holds no answer to.
+            for (key, answer) in input_responses.unwrap_or_default() {
+                answers.entry(key).or_insert(answer);
+            }
             channel.round_trip = Some(Arc::new(RoundTrip::new(binding, answers, retry)));
         }
         let finish = Finish::stateless(self, channel.round_trip.clone());

@@ -46,12 +46,35 @@ impl LazyBinding {
 
     pub(crate) fn get(&self) -> &Binding {
         self.made.get_or_init(|| {
-            let params: Option<Value> = self
-                .params
-                .as_deref()
-                .and_then(|p| serde_json::from_str(p).ok());
+            let params = self.params.as_deref().map(readable_params);
             Binding::new(self.method, params.as_ref(), self.caller.as_deref())
         })
+    }
+}
+
+/// The parameters as a value to bind. Their text may hold what no JSON value holds (a
+/// number past `f64`'s range, a lone surrogate), which the message's reading lets through:
+/// then each member is read alone, and a member that cannot be is bound by its text. Read
+/// as nothing, every such request of one method and caller would share one binding, and a
+/// state sealed for one tool would open for another.
+fn readable_params(text: &str) -> Value {
+    use serde_json::value::RawValue;
+    if let Ok(value) = serde_json::from_str(text) {
+        return value;
+    }
+    let unreadable = |text: &str| Value::String(format!("\u{0}unreadable JSON: {text}"));
+    match serde_json::from_str::<std::collections::BTreeMap<String, Box<RawValue>>>(text) {
+        Ok(members) => Value::Object(
+            members
+                .into_iter()
+                .map(|(key, raw)| {
+                    let value =
+                        serde_json::from_str(raw.get()).unwrap_or_else(|_| unreadable(raw.get()));
+                    (key, value)
+                })
+                .collect(),
+        ),
+        Err(_) => unreadable(text),
     }
 }
 
