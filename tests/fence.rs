@@ -115,6 +115,9 @@ fn hostile_paths(root: &Path) -> Vec<String> {
         format!("file://{r}/sub/%2E%2E/%2E%2E/secret.txt"),
         format!("file://{r}-evil/file"),
         format!("file://{r}/escape/hosts"),
+        // A query or fragment is no part of a file's name.
+        format!("file://{r}/inside.txt?x=1"),
+        format!("file://{r}/inside.txt#top"),
     ]);
     paths
 }
@@ -163,6 +166,8 @@ fn ordinary_paths_inside_the_root_are_allowed() {
         (&format!("{r}/inside.txt"), "inside.txt"),
         (&format!("file://{r}/sub"), "sub"),
         (&format!("file://{r}/a%20b.txt"), "a b.txt"),
+        (&format!("file://{r}/why%3F%23.txt"), "why?#.txt"),
+        ("why?#.txt", "why?#.txt"),
         (&format!("file://localhost{r}/inside.txt"), "inside.txt"),
     ] {
         let resolved = roots

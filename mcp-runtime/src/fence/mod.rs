@@ -186,6 +186,13 @@ pub(crate) fn locate(roots: &[Root], input: &str) -> Result<Placement, PathRefus
     }
     let text = match input.strip_prefix("file://") {
         Some(rest) => {
+            // A `?` or `#` ends a URI's path: what follows is no part of the file's name (a
+            // name holding one writes it `%3F`, `%23`), and a file URI has no use for it.
+            if rest.contains(['?', '#']) {
+                return Err(refuse(
+                    "a file URI names a file by its path alone: it has a query or fragment (`?`, `#`)",
+                ));
+            }
             let decoded = percent_decode(strip_localhost(rest))
                 .ok_or_else(|| refuse("it is not a valid file URI"))?;
             if !decoded.starts_with('/') {
@@ -249,6 +256,9 @@ pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRef
 /// The local directory of a `file://` root; other schemes are no file roots.
 fn root_path(uri: &str) -> Option<PathBuf> {
     let rest = uri.strip_prefix("file://")?;
+    if rest.contains(['?', '#']) {
+        return None;
+    }
     let decoded = percent_decode(strip_localhost(rest))?;
     if !decoded.starts_with('/') || decoded.split('/').any(|c| c == "..") {
         return None;
