@@ -1431,6 +1431,56 @@ fn a_session_holds_a_bounded_number_of_subscriptions() {
     assert_eq!(server.response(1025)["result"], json!({}));
 }
 
+/// A session's subscriptions, and a listener's filter, are held for as long as they live:
+/// their URIs are bounded in bytes as well as in number (1,024 of 64 KiB each would be
+/// 64 MiB a session).
+#[test]
+fn subscriptions_are_bounded_in_bytes_too() {
+    let long = |n: usize| format!("test://files/{n}/{}", "a".repeat(60_000));
+    let mut server = StdioServer::spawn(catalogue_path());
+    server.initialize(LATEST);
+    for n in 0..4 {
+        server.request(n, "resources/subscribe", json!({"uri": long(n as usize)}));
+        let answer = server.response(n);
+        assert_eq!(answer["result"], json!({}), "{answer}");
+    }
+    server.request(4, "resources/subscribe", json!({"uri": long(4)}));
+    let refused = server.response(4);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("256 KiB"),
+        "{refused}"
+    );
+    // A short one still fits.
+    server.request(
+        5,
+        "resources/subscribe",
+        json!({"uri": "test://files/short"}),
+    );
+    assert_eq!(server.response(5)["result"], json!({}));
+
+    // A listener of the 2026-07-28 era: the same bound on its filter.
+    let listen = |uris: Vec<String>| {
+        json!({
+            "notifications": {"resourceSubscriptions": uris},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        })
+    };
+    server.request(
+        6,
+        "subscriptions/listen",
+        listen((0..5).map(long).collect()),
+    );
+    let refused = server.response(6);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
 #[test]
 fn the_public_metadata_route_takes_no_body() {
     let server = catalogue(&[("HTTP_AUTH_TOKEN", TOKEN)]);

@@ -389,9 +389,10 @@ impl Server {
         }
         if !req.session.subscribe(&p.uri) {
             return Err(RpcError::invalid_params(format!(
-                "this session holds {} subscriptions, the most it may: unsubscribe from one \
-                 first",
-                crate::session::MAX_SUBSCRIPTIONS
+                "this session holds as many subscriptions as it may ({} URIs, {} KiB of them \
+                 in all): unsubscribe from one first",
+                crate::session::MAX_SUBSCRIPTIONS,
+                crate::session::MAX_SUBSCRIPTION_BYTES / 1024
             )));
         }
         Ok("{}".into())

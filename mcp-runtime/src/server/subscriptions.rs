@@ -55,16 +55,27 @@ impl Server {
         // One listener follows no more than a session may subscribe to: the filter is held
         // for as long as the listener lives, and a gap on the bus retells each entry.
         let most = crate::session::MAX_SUBSCRIPTIONS;
+        let mut bytes = 0;
         for (field, asked) in [
             ("resourceSubscriptions", &requested.resource_subscriptions),
             ("taskIds", &requested.task_ids),
         ] {
-            let asked = asked.as_ref().map_or(0, Vec::len);
-            if asked > most {
+            let asked = asked.as_deref().unwrap_or_default();
+            if asked.len() > most {
                 return Err(RpcError::invalid_params(format!(
-                    "{field} names {asked} entries; one subscription may follow at most {most}"
+                    "{field} names {} entries; one subscription may follow at most {most}",
+                    asked.len()
                 )));
             }
+            bytes += asked.iter().map(String::len).sum::<usize>();
+        }
+        // Held, and repeated in the acknowledgement, for as long as the listener lives.
+        let most_bytes = crate::session::MAX_SUBSCRIPTION_BYTES;
+        if bytes > most_bytes {
+            return Err(RpcError::invalid_params(format!(
+                "resourceSubscriptions and taskIds come to {bytes} bytes; one subscription may \
+                 follow at most {most_bytes}"
+            )));
         }
         if requested.task_ids.is_some()
             && !session.client_supports(&super::tasks::CLIENT_CAPABILITY)

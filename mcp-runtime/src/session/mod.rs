@@ -37,6 +37,11 @@ use crate::protocol::{Implementation, LogLevel, ProtocolVersion, RequestId};
 /// `subscriptions/listen` filter may follow.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
 
+/// The most bytes the URIs of one session's subscriptions may hold together, and the URIs
+/// and task ids of one `subscriptions/listen` filter: a session or a listener holds them for
+/// as long as it lives, and 1,024 URIs of up to 64 KiB each would be 64 MiB.
+pub const MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
+
 /// The stored log level meaning "send none".
 const LOGS_OFF: u8 = u8::MAX;
 
@@ -412,12 +417,16 @@ impl Session {
         }
     }
 
-    /// Subscribes to a resource; false when the session holds
-    /// [`MAX_SUBSCRIPTIONS`] already (each URI may be
-    /// up to 64 KiB, and a session lives as long as it is used).
+    /// Subscribes to a resource; false when the session holds [`MAX_SUBSCRIPTIONS`]
+    /// already, or its URIs would come to more than [`MAX_SUBSCRIPTION_BYTES`] (a session
+    /// lives as long as it is used).
     pub(crate) fn subscribe(&self, uri: &str) -> bool {
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-        if subscriptions.len() >= MAX_SUBSCRIPTIONS && !subscriptions.contains(uri) {
+        if subscriptions.contains(uri) {
+            return true;
+        }
+        let held: usize = subscriptions.iter().map(String::len).sum();
+        if subscriptions.len() >= MAX_SUBSCRIPTIONS || held + uri.len() > MAX_SUBSCRIPTION_BYTES {
             return false;
         }
         subscriptions.insert(uri.to_owned());
