@@ -486,12 +486,8 @@ fn has_repeated_key(text: &str) -> bool {
 /// when the text cannot be looked through. Not generic: compiled once, not once per tool.
 fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
     use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
-    enum Part {
-        Key(String),
-        Index(usize),
-    }
     struct Scan<'s> {
-        path: &'s mut Vec<Part>,
+        path: &'s mut Vec<Segment>,
         found: &'s mut Option<String>,
     }
     impl<'de> DeserializeSeed<'de> for Scan<'_> {
@@ -525,7 +521,7 @@ fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
             for index in 0.. {
-                self.path.push(Part::Index(index));
+                self.path.push(Segment::Index(index));
                 let seed = Scan {
                     path: &mut *self.path,
                     found: &mut *self.found,
@@ -546,7 +542,7 @@ fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
                     // Nothing after the first repeat is looked at.
                     return Err(A::Error::custom("repeated"));
                 }
-                self.path.push(Part::Key(key.into_owned()));
+                self.path.push(Segment::Key(key.into_owned()));
                 let seed = Scan {
                     path: &mut *self.path,
                     found: &mut *self.found,
@@ -566,20 +562,10 @@ fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
     let Some(key) = found else {
         return scanned.map(|()| None).map_err(drop);
     };
-    let mut written = String::new();
-    for part in &path {
-        match part {
-            Part::Key(key) if written.is_empty() => written.push_str(key),
-            Part::Key(key) => {
-                written.push('.');
-                written.push_str(key);
-            }
-            Part::Index(index) => written.push_str(&format!("[{index}]")),
-        }
-    }
-    if written.is_empty() {
-        written.push('.');
-    }
+    let written = match display_path(&path) {
+        top if top.is_empty() => ".".to_owned(),
+        written => written,
+    };
     Ok(Some((written, key)))
 }
 
