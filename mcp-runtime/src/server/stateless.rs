@@ -267,10 +267,10 @@ fn member<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Result<Option<T>
 }
 
 /// Whether a request belongs to the stateless era: `server/discover`, or a protocol version
-/// in its `_meta`. Every request of either era is asked, so the key is looked for at each
-/// `/` only, not with a general substring search.
+/// in its `_meta`. Every request of either era is asked, so `_meta` is read only when the
+/// quick look of [`may_name_a_revision`] says the key may be there.
 pub(crate) fn is_stateless(method: &str, params: Option<&RawValue>) -> bool {
-    method == "server/discover"
+    method == Method::ServerDiscover.name()
         || params.is_some_and(|p| may_name_a_revision(p.get().as_bytes()) && in_meta(p))
 }
 
@@ -289,25 +289,23 @@ fn in_meta(params: &RawValue) -> bool {
         .is_some_and(|meta| may_name_a_revision(meta.get().as_bytes()) && has_version_key(meta))
 }
 
-/// Whether the text may hold the revision's key: as it stands, or written with an escape
-/// that may stand for one of its characters (`\/`, as some serialisers write every slash,
-/// or `\uXXXX`). Only a reading that decodes the keys tells then, and the endpoint's and the
-/// dispatch's readings both do, so that an escaped key is the same request to both.
-fn may_name_a_revision(text: &[u8]) -> bool {
-    names_a_revision(text) || may_escape_the_key(text)
-}
-
-/// Whether the text holds an escape that may write a character of the revision's key:
-/// `\/` or `\u` (one after an escaped backslash too, which costs only a reading more).
-/// The other escapes (`\n`, `\"`, …) write no character of the key.
-pub(crate) fn may_escape_the_key(text: &[u8]) -> bool {
+/// Whether the text may hold the revision's key, the quick look before a reading of
+/// `_meta` tells: the key as it stands, or an escape that may write one of its characters
+/// (`\/`, as some serialisers write every slash, or `\u`; one after an escaped backslash
+/// too, which costs only a reading more; `\n`, `\"` and the rest write none). The HTTP
+/// endpoint asks it of a whole body and the dispatch of a request's parameters, so that the
+/// two agree on every request's era.
+pub(crate) fn may_name_a_revision(text: &[u8]) -> bool {
     use memchr::memmem::Finder;
     use std::sync::LazyLock;
-    // Built once: building a searcher costs more than a small body's scan.
+    // Built once: building a searcher costs more than a small body's scan, and a large
+    // body's is one vectorised pass, not a compare at each byte or each `/`.
+    static KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(META_VERSION));
     static SLASH: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br"\/"));
     static UNICODE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br"\u"));
-    memchr::memchr(b'\\', text).is_some()
-        && (SLASH.find(text).is_some() || UNICODE.find(text).is_some())
+    KEY.find(text).is_some()
+        || (memchr::memchr(b'\\', text).is_some()
+            && (SLASH.find(text).is_some() || UNICODE.find(text).is_some()))
 }
 
 /// Whether `_meta` is an object with the revision's key among its members (whatever its
@@ -335,25 +333,6 @@ fn has_version_key(meta: &RawValue) -> bool {
     }
     let mut reader = serde_json::Deserializer::from_str(meta.get());
     serde::Deserializer::deserialize_map(&mut reader, Members).unwrap_or(false)
-}
-
-fn names_a_revision(params: &[u8]) -> bool {
-    let (before, after) = META_VERSION
-        .split_once('/')
-        .map_or(("", ""), |(b, a)| (b, a));
-    let (before, after) = (before.as_bytes(), after.as_bytes());
-    let mut from = 0;
-    while let Some(i) = memchr::memchr(b'/', &params[from..]) {
-        let slash = from + i;
-        if slash >= before.len()
-            && &params[slash - before.len()..slash] == before
-            && params[slash + 1..].starts_with(after)
-        {
-            return true;
-        }
-        from = slash + 1;
-    }
-    false
 }
 
 /// A stateless request made ready to serve: a session of its own holding what its `_meta`
@@ -586,13 +565,13 @@ mod tests {
 
     #[test]
     fn the_stateless_revision_is_found_in_the_meta() {
-        assert!(names_a_revision(
+        assert!(may_name_a_revision(
             br#"{"name":"a/b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#
         ));
-        assert!(!names_a_revision(
+        assert!(!may_name_a_revision(
             br#"{"name":"tools/call","x":"io.modelcontextprotocol/other"}"#
         ));
-        assert!(!names_a_revision(br#"/protocolVersion"#));
+        assert!(!may_name_a_revision(br#"/protocolVersion"#));
     }
 
     #[test]

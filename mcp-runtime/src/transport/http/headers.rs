@@ -15,14 +15,13 @@ use crate::protocol::Method;
 use crate::protocol::{Envelope, Text};
 use crate::registry::headers::{HeaderParam, Primitive};
 use crate::server::Server;
-use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams, may_escape_the_key};
+use crate::server::stateless::{STATELESS_VERSIONS, StatelessParams, may_name_a_revision};
 
 /// Header names made once: looking a header up by a `&str` parses and lowers the name each
 /// time (several hundred instructions a lookup), by a `HeaderName` only hashes it.
 pub(super) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(super) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 pub(super) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
-const META_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// The body field a method's `Mcp-Name` header mirrors (from the method table).
 fn name_field(method: &str) -> Option<&'static str> {
@@ -66,16 +65,11 @@ pub(super) fn check_stateless<'a>(
     let unreadable_version = sent_version.is_some_and(|v| v.to_str().is_err());
     let sent_version = sent_version.and_then(|v| v.to_str().ok());
     let header_says = sent_version.is_some_and(|v| STATELESS_VERSIONS.contains(&v));
-    // One SIMD scan: a byte-by-byte window compare cost a large body a `memcmp` per byte.
-    // The searcher is built once (building one allocates, and costs more than a small
-    // body's scan).
-    static KEY: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(META_VERSION_KEY));
-    // The key may also be written with escapes, which only the reading below decodes.
-    let body_may = KEY.find(body).is_some() || may_escape_the_key(body);
+    let body_may = may_name_a_revision(body);
     // `server/discover` belongs to the stateless era with or without `_meta`, as the
     // dispatch takes it: it is never served in a session.
-    let discover = message.is_some_and(|m| m.method_and_params().0 == Some("server/discover"));
+    let discover =
+        message.is_some_and(|m| m.method_and_params().0 == Some(Method::ServerDiscover.name()));
     if !header_says && !body_may && !discover {
         return None;
     }
