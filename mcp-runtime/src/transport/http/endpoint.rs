@@ -421,6 +421,7 @@ async fn serve_in(
         let http = state
             .sessions
             .open(Client::of(caller, peer))
+            .await
             .map_err(no_room_refusal)?;
         return Ok(Served {
             session: Arc::clone(&http.session),

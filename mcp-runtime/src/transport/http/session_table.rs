@@ -222,9 +222,6 @@ pub(crate) struct SessionTable {
     /// Where sessions are shared with other replicas (their streams then outlive the local
     /// copy of a session).
     shared: Option<Arc<dyn SessionStore>>,
-    /// Shared sessions given up to make room for sessions just opened, ended in the store
-    /// before the next new session's id is given out (see [`share_new`](Self::share_new)).
-    displaced: Mutex<Vec<String>>,
     /// Makes a session's standalone queue when the session first sends something.
     queues: Arc<StandaloneQueues>,
 }
@@ -325,7 +322,6 @@ impl SessionTable {
             }),
             server,
             shared: options.session_store.clone(),
-            displaced: Mutex::new(Vec::new()),
         }
     }
 
@@ -382,10 +378,22 @@ impl SessionTable {
     /// Opens a session: a fresh random id, and a task that carries the session's own
     /// notifications into its standalone stream. This process delivers the session's
     /// notifications (list changes, resource updates), also when other replicas serve it.
-    pub(crate) fn open(&self, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
+    ///
+    /// A session of the client's given up for this one (its quota) is ended on every replica
+    /// first, as a `DELETE` ends it, before the client learns the new id: kept in the shared
+    /// store, the client's next request would read it back, and the quota would hold
+    /// nothing back.
+    pub(crate) async fn open(&self, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
         let id = new_session_id().ok_or(NoRoom::NoId)?;
-        let http = self.insert(id, client, true)?;
+        let (http, given_up) = self.insert(id, client)?;
         self.server.register_session(&http.session);
+        if let (Some(store), Some(given_up)) = (&self.shared, given_up) {
+            // Boxed: only a client at its quota waits on the store here, and every request's
+            // future would otherwise hold this one's.
+            if let Err(e) = Box::pin(self.end_shared(store, &given_up)).await {
+                tracing::warn!(%e, session = %given_up, "cannot end a session given up for room");
+            }
+        }
         Ok(http)
     }
 
@@ -407,7 +415,8 @@ impl SessionTable {
             Client::Unknown => Client::of(None, peer),
             owner => owner,
         };
-        let http = self.insert(record.id.clone(), client, false)?;
+        // A session given up for a copy is only dropped here (see `make_room`).
+        let (http, _) = self.insert(record.id.clone(), client)?;
         http.session.initialize(Negotiated {
             version,
             client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
@@ -417,18 +426,17 @@ impl SessionTable {
         Ok(http)
     }
 
-    /// Counts a session in, `opening` it or taking a copy of one another replica opened.
+    /// Counts a session in, and the id of a session of the same client given up for it.
     fn insert(
         &self,
         id: String,
         client: Client,
-        opening: bool,
-    ) -> Result<Arc<HttpSession>, NoRoom> {
+    ) -> Result<(Arc<HttpSession>, Option<String>), NoRoom> {
         let server = &self.server;
         // Room is made and the session counted under one lock, so concurrent opens cannot
         // overshoot a quota.
         let mut map = self.map();
-        let displaced = self.make_room(&mut map, &client, opening)?;
+        let given_up = self.make_room(&mut map, &client)?;
         self.queues
             .runtime
             .get_or_init(tokio::runtime::Handle::current);
@@ -449,14 +457,7 @@ impl SessionTable {
         });
         http.touch(self.epoch);
         map.insert(Arc::clone(&http));
-        drop(map);
-        if let Some(displaced) = displaced {
-            self.displaced
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(displaced);
-        }
-        Ok(http)
+        Ok((http, given_up))
     }
 
     /// Makes room for one more session of `client`. A client at its quota gives up its own
@@ -464,24 +465,17 @@ impl SessionTable {
     /// idle the longest of the client holding the most sessions (503 when every session is
     /// busy). A session serving a request or holding its stream open is never ended.
     ///
-    /// When sessions are shared, a client's session given up to open another is returned,
-    /// to be ended in the store too; one given up to take a copy, or to keep the table's
-    /// size, is only dropped here (the copies are a cache: this replica cannot tell whether
-    /// another is serving it, and a later request reads it back).
-    fn make_room(
-        &self,
-        map: &mut Sessions,
-        client: &Client,
-        opening: bool,
-    ) -> Result<Option<String>, NoRoom> {
+    /// The client's own session given up is returned: [`open`](Self::open) ends it in the
+    /// shared store too. One given up to take a copy, or to keep the table's size, is only
+    /// dropped here (with sessions shared the table is a cache of copies: this replica cannot
+    /// tell whether another is serving it, and a later request reads it back).
+    fn make_room(&self, map: &mut Sessions, client: &Client) -> Result<Option<String>, NoRoom> {
         if *client != Client::Unknown && map.count_of(client) >= self.max_per_client {
             let own = self
                 .idlest(map, |s| s.client == *client)
                 .ok_or(NoRoom::ClientFull)?;
             self.evict(map, &own);
-            // Shared, it is ended in the store too: kept there, the client's next request
-            // would read it back, here or elsewhere, and the quota would hold nothing back.
-            return Ok((opening && self.shared.is_some()).then_some(own));
+            return Ok(Some(own));
         }
         if map.by_id.len() < self.max_sessions {
             return Ok(None);
@@ -607,19 +601,6 @@ impl SessionTable {
         let Some(store) = &self.shared else {
             return Ok(());
         };
-        // A session of the client's given up for this one is ended everywhere first, as a
-        // DELETE ends it, before the client learns the new id; so is any given up for a
-        // session that was never shared (its `initialize` failed).
-        let displaced =
-            std::mem::take(&mut *self.displaced.lock().unwrap_or_else(|p| p.into_inner()));
-        for id in displaced {
-            if let Err(e) = store.remove(&id).await {
-                tracing::warn!(%e, session = %id, "cannot end a session given up for room");
-            }
-            self.server
-                .publish_passed_on(crate::cluster::ClusterEvent::SessionEnded { id })
-                .await;
-        }
         let Some(record) = shared_record(session) else {
             return Ok(());
         };
@@ -747,12 +728,18 @@ impl SessionTable {
             _ => return Ok(false),
         }
         self.remove(id);
+        self.end_shared(store, id).await?;
+        Ok(true)
+    }
+
+    /// Ends a shared session in the store and tells the other replicas, whose copies learn
+    /// of it before the client does.
+    async fn end_shared(&self, store: &Arc<dyn SessionStore>, id: &str) -> Result<(), StoreError> {
         store.remove(id).await?;
-        // The other replicas' copies learn of it before the client does.
         self.server
             .publish_passed_on(crate::cluster::ClusterEvent::SessionEnded { id: id.to_owned() })
             .await;
-        Ok(true)
+        Ok(())
     }
 
     /// The session with this id, when `caller` may use it (see [`Client::admits`]).
@@ -1018,7 +1005,7 @@ mod tests {
     }
 
     async fn opened(table: &SessionTable) -> String {
-        let http = table.open(Client::Unknown).expect("room");
+        let http = table.open(Client::Unknown).await.expect("room");
         http.session.initialize(Negotiated {
             version: ProtocolVersion::V2025_11_25,
             client_info: Default::default(),
@@ -1402,9 +1389,12 @@ mod tests {
         let server = Server::builder("one", "1.0.0").build().expect("a server");
         let table = SessionTable::new(&options, server);
         let ada = Client::Subject("ada".to_owned());
-        let first = table.open(ada.clone()).expect("room");
-        let second = table.open(ada.clone()).expect("room");
-        let other = table.open(Client::Subject("bob".to_owned())).expect("room");
+        let first = table.open(ada.clone()).await.expect("room");
+        let second = table.open(ada.clone()).await.expect("room");
+        let other = table
+            .open(Client::Subject("bob".to_owned()))
+            .await
+            .expect("room");
         let one = table.begin_call(first.calls.as_ref()).expect("a place");
         let two = table.begin_call(second.calls.as_ref()).expect("a place");
         assert!(
@@ -1443,8 +1433,8 @@ mod tests {
         let options = HttpOptions::default().event_store(Arc::clone(&events) as _);
         let server = Server::builder("one", "1.0.0").build().expect("a server");
         let table = SessionTable::new(&options, server);
-        let quiet = table.open(Client::Unknown).expect("room");
-        let talking = table.open(Client::Unknown).expect("room");
+        let quiet = table.open(Client::Unknown).await.expect("room");
+        let talking = table.open(Client::Unknown).await.expect("room");
         // Nothing sent: no stream, no queue.
         assert_eq!(events.stream_count(), 0);
         talking
