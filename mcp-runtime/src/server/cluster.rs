@@ -88,9 +88,7 @@ impl Server {
                     // Its calls here end with it, as on the replica that ended it; the copy
                     // itself goes on its next request, when the record is found gone.
                     session.mark_for_recheck();
-                    session.cancel_all();
-                    #[cfg(feature = "http")]
-                    session.close_notifications();
+                    session.close();
                 }
             }
             ClusterEvent::ClientAnswer {

@@ -514,6 +514,14 @@ impl Session {
         }
     }
 
+    /// Ends the session here: everything in flight is cancelled, and no more notifications
+    /// go out (its stream ends). A session ended on this replica or on another closes so.
+    pub(crate) fn close(&self) {
+        self.cancel_all();
+        #[cfg(feature = "http")]
+        self.close_notifications();
+    }
+
     /// Cancels everything in flight, both ways (the connection is gone).
     pub(crate) fn cancel_all(&self) {
         self.client_requests.disconnect();

@@ -124,7 +124,9 @@ impl HttpOptions {
 
     /// The most sessions kept at once (10,000 unless set). Past it, a new session ends an
     /// idle one — one with no request in flight and no open stream — of the client holding
-    /// the most sessions; when there is none, the new session is refused with 503.
+    /// the most sessions; when there is none, the new session is refused with 503. With
+    /// sessions shared between replicas it bounds the copies this replica keeps: one dropped
+    /// for room is read back from the store at its next request.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
         self
@@ -134,6 +136,9 @@ impl HttpOptions {
     /// token when [`auth`](HttpOptions::auth) is on, otherwise its peer address. Past it, a
     /// new session of that client ends its own session idle the longest, or is refused with
     /// 429 when each of them is busy; other clients' sessions are never touched.
+    ///
+    /// With sessions shared between replicas, each replica counts the sessions it holds
+    /// copies of, and a session given up for a new one is ended on every replica.
     ///
     /// Behind a proxy every anonymous client shares the proxy's address: configure
     /// authentication, or raise this limit.

@@ -819,8 +819,7 @@ impl SessionTable {
 }
 
 fn close(session: &HttpSession) {
-    session.session.cancel_all();
-    session.session.close_notifications();
+    session.session.close();
 }
 
 /// 128 random bits from the operating system, as hex: unguessable, as session ids must be.
