@@ -824,6 +824,48 @@ fn a_request_beyond_the_per_session_in_flight_limit_is_429() {
 }
 
 #[test]
+fn a_request_cancelled_before_it_sent_anything_is_answered_with_a_stream_that_ends_empty() {
+    let server = catalogue(&[]);
+    let session = Session::open(&server, LATEST);
+    // The call sends nothing until it is cancelled: no progress token, no logs.
+    let call = session.post(&call_message(1, "sleep", json!({"ms": 600_000})));
+    let (answered, answer) = std::sync::mpsc::channel();
+    let caller = std::thread::spawn(move || {
+        let response = call.send();
+        let status = response.status;
+        let media = response.media_type().map(str::to_owned);
+        let _ = answered.send((status, media, response.bytes()));
+    });
+    // A cancellation that arrives before the call is in flight cancels nothing: it is sent
+    // again until the call is over.
+    let deadline = std::time::Instant::now() + mcp_tests::TIMEOUT;
+    let (status, media, body) = loop {
+        assert_accepted(
+            session
+                .post(
+                    &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": 1}}),
+                )
+                .send(),
+        );
+        match answer.recv_timeout(Duration::from_millis(100)) {
+            Ok(answer) => break answer,
+            Err(_) => assert!(
+                std::time::Instant::now() < deadline,
+                "the call was never cancelled"
+            ),
+        }
+    };
+    caller.join().expect("the caller thread");
+    // A request's POST is answered with JSON or a stream, never 202; a cancelled request
+    // gets no response, so its stream carries none.
+    assert_eq!(status, 200);
+    assert_eq!(media.as_deref(), Some("text/event-stream"));
+    assert!(body.is_empty(), "{}", String::from_utf8_lossy(&body));
+    assert_eq!(session.request(2, "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
 fn the_answer_to_a_server_request_is_accepted_at_the_in_flight_limit() {
     let server = catalogue(&[("HTTP_MAX_IN_FLIGHT", "1")]);
     let session = Session::open_with(&server, LATEST, json!({"sampling": {}}), None);

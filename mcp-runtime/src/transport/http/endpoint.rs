@@ -556,7 +556,7 @@ async fn respond(
             }
             _ => answer(frame),
         },
-        Routed::Reply(None) => accepted(),
+        Routed::Reply(None) => no_answer(&admitted.shape),
         Routed::Deferred(mut call) => {
             // Polled once in place first: a handler that finishes at once (most tools) costs
             // no task of its own, and no wake-up of another worker thread.
@@ -570,7 +570,7 @@ async fn respond(
                             abandon.disarm();
                             return match frame {
                                 Some(frame) => answer(frame),
-                                None => accepted(),
+                                None => no_answer(&admitted.shape),
                             };
                         };
                         let (done_tx, done) = oneshot::channel();
@@ -625,7 +625,7 @@ async fn respond(
             }
             match (first, &served.http) {
                 (First::Finished(Ok(Some(frame))), _) => answer(frame),
-                (First::Finished(Ok(None)), _) => accepted(),
+                (First::Finished(Ok(None)), _) => no_answer(&admitted.shape),
                 (First::Finished(Err(_)), _) => {
                     json_error(StatusCode::INTERNAL_SERVER_ERROR, "the handler stopped")
                 }
@@ -656,7 +656,7 @@ async fn respond(
                     abandon.disarm();
                     match finished {
                         Ok(Some(frame)) => answer(frame),
-                        _ => accepted(),
+                        _ => no_answer(&admitted.shape),
                     }
                 }
             }
@@ -686,6 +686,16 @@ async fn share(state: &HttpState, served: &Served, mut response: Response<Body>)
         response.headers_mut().insert(SESSION_HEADER.clone(), value);
     }
     response
+}
+
+/// The answer to a body that has no response: 202 for notifications and responses; for a
+/// request (or a batch holding requests) cancelled before it had one, a stream that ends
+/// with no event, since a request's POST is answered with JSON or a stream, never 202.
+fn no_answer(shape: &Body_) -> Response<Body> {
+    match shape {
+        Body_::Request { .. } | Body_::Batch => super::events::empty_sse(),
+        Body_::NoResponse | Body_::Malformed => accepted(),
+    }
 }
 
 fn accepted() -> Response<Body> {

@@ -619,7 +619,17 @@ fn sse_body_then(
     rx: mpsc::Receiver<Bytes>,
     drained: Option<oneshot::Sender<()>>,
 ) -> Response<Body> {
-    let mut response = Response::new(Body::from_stream(ReceiverStream { rx, drained }));
+    sse(Body::from_stream(ReceiverStream { rx, drained }))
+}
+
+/// An SSE response that ends before its first event.
+pub(crate) fn empty_sse() -> Response<Body> {
+    sse(Body::empty())
+}
+
+/// An SSE response whose events are `body`.
+fn sse(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
     headers.insert(
