@@ -367,6 +367,60 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// Appends the result as JSON, byte for byte as its `Serialize` writes it, with each
+    /// text block's text written by [`write_json_string`](crate::protocol::write_json_string)
+    /// (several times faster than serde_json's escaping, for texts of any length).
+    pub(crate) fn write_json(&self, out: &mut String) {
+        // Every field named: one added to either struct does not compile until it is
+        // written here too.
+        let CallToolResult {
+            content,
+            structured_content,
+            is_error,
+            meta,
+            internal_error: _,
+        } = self;
+        out.push_str("{\"content\":[");
+        for (i, block) in content.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            match block {
+                Content::Text(Text {
+                    text,
+                    annotations,
+                    meta,
+                }) => {
+                    out.push_str("{\"type\":\"text\",\"text\":");
+                    crate::protocol::write_json_string(out, text);
+                    if let Some(annotations) = annotations {
+                        out.push_str(",\"annotations\":");
+                        push_json(out, annotations);
+                    }
+                    if let Some(meta) = meta {
+                        out.push_str(",\"_meta\":");
+                        push_json(out, meta);
+                    }
+                    out.push('}');
+                }
+                other => push_json(out, other),
+            }
+        }
+        out.push(']');
+        if let Some(structured) = structured_content {
+            out.push_str(",\"structuredContent\":");
+            push_json(out, structured);
+        }
+        if *is_error {
+            out.push_str(",\"isError\":true");
+        }
+        if let Some(meta) = meta {
+            out.push_str(",\"_meta\":");
+            push_json(out, meta);
+        }
+        out.push('}');
+    }
+
     /// About how many bytes the result takes serialised (its texts and encoded data, and
     /// room for the rest and for the response around it): a large text is then written
     /// once, not into a buffer that doubles its way up to it.
@@ -657,10 +711,59 @@ impl<T: Serialize + schemars::JsonSchema> IntoToolResult for Json<T> {
     }
 }
 
+/// Appends a part of a result serde_json writes (strings, numbers and JSON values, which
+/// always serialise).
+fn push_json(out: &mut String, value: &impl Serialize) {
+    match serde_json::to_string(value) {
+        Ok(json) => out.push_str(&json),
+        Err(_) => out.push_str("null"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_result_is_written_byte_for_byte_as_it_serialises() {
+        let annotated = Content::Text(Text {
+            text: "line one\nline \"two\"\u{1}".into(),
+            annotations: Some(Annotations {
+                audience: Some(vec![Role::User]),
+                priority: Some(0.5),
+                last_modified: Some("2026-12-04T00:00:00Z".into()),
+            }),
+            meta: Some(json!({"k": "v\u{7f}"}).as_object().cloned().unwrap()),
+        });
+        let every_kind = vec![
+            Content::text(""),
+            Content::text("é€😀 \u{2028}\t\\"),
+            annotated,
+            Content::Image(Image::png([0x89, b'P', b'N', b'G'])),
+            Content::Audio(Audio::new([1, 2, 3], "audio/wav")),
+            Content::ResourceLink(ResourceLink::new("file:///a", "a").mime_type("text/plain")),
+            Content::Resource(EmbeddedResource::text("file:///b", "text/plain", "b\"")),
+            Content::text("x".repeat(10_000) + "\u{0}"),
+        ];
+        let mut results = vec![
+            CallToolResult::default(),
+            CallToolResult::new(vec![Content::text("one")]),
+            CallToolResult::new(every_kind.clone()),
+            CallToolResult::error("the city is \"unknown\""),
+            CallToolResult::structured(json!({"a": [1, "two\n", null]})),
+        ];
+        let mut everything = CallToolResult::new(every_kind);
+        everything.structured_content = Some(json!({"n": 1.5}));
+        everything.is_error = true;
+        everything.meta = json!({"m": {"deep": ["\""]}}).as_object().cloned();
+        results.push(everything);
+        for result in results {
+            let mut written = String::new();
+            result.write_json(&mut written);
+            assert_eq!(written, serde_json::to_string(&result).unwrap());
+        }
+    }
 
     #[test]
     fn numbers_and_bools_become_text() {

@@ -2,7 +2,9 @@
 
 mod cache;
 pub(crate) mod deep;
+mod json_text;
 mod jsonrpc;
+pub(crate) use json_text::write_json_string;
 pub(crate) use jsonrpc::spare;
 pub(crate) mod messages;
 mod methods;

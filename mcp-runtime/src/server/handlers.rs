@@ -330,8 +330,10 @@ impl Server {
                 return Err(RpcError::internal(defect));
             }
             shape_result(&mut result, version, wraps_output);
-            // A CallToolResult holds strings and JSON values only: it always serialises.
-            Ok(crate::protocol::result_json_sized(&result, result.size_hint()).unwrap_or_default())
+            Ok(crate::protocol::result_json_sized(
+                result.size_hint(),
+                |out| result.write_json(out),
+            ))
         }))
     }
 
