@@ -618,6 +618,33 @@ fn tools_list_pages_follow_the_cursor() {
 }
 
 #[test]
+fn a_page_as_large_as_usize_holds_serves_every_list_from_a_cursor() {
+    let mut server = StdioServer::spawn_with_env(
+        env!("CARGO_BIN_EXE_catalogue").as_ref(),
+        &[("PAGE_SIZE", &usize::MAX.to_string())],
+    );
+    server.initialize("2025-11-25");
+    server.request(1, "tools/list", json!({}));
+    let all = server.response(1)["result"]["tools"].as_array().unwrap().len();
+    for (id, method, key) in [
+        (2, "tools/list", "tools"),
+        (3, "prompts/list", "prompts"),
+        (4, "resources/list", "resources"),
+        (5, "resources/templates/list", "resourceTemplates"),
+    ] {
+        server.request(id, method, json!({"cursor": "i1"}));
+        let page = server.response(id);
+        let items = page["result"][key].as_array().unwrap_or_else(|| panic!("{page}"));
+        assert!(page["result"]["nextCursor"].is_null(), "{page}");
+        if key == "tools" {
+            assert_eq!(items.len(), all - 1, "every tool but the first");
+        }
+    }
+    server.request(6, "ping", json!({}));
+    assert_eq!(server.response(6)["result"], json!({}));
+}
+
+#[test]
 fn an_oversized_message_is_refused_and_the_next_one_served() {
     let mut server = StdioServer::spawn_with_env(
         env!("CARGO_BIN_EXE_catalogue").as_ref(),

@@ -238,8 +238,20 @@ impl Server {
             }
             Ok(Incoming::Request { id, method, params }) => {
                 let serve = || {
-                    self.request(session, &id, &method, params, stateless, out)
-                        .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error))))
+                    // Handlers, layers, lists and completers catch their own panics; this
+                    // catches the runtime's, so that a defect answers one request with an
+                    // internal error rather than end the connection (or, on stdio, the
+                    // process).
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.request(session, &id, &method, params, stateless, out)
+                    }))
+                    .unwrap_or_else(|_| {
+                        tracing::error!(%method, "serving a request panicked");
+                        Err(RpcError::internal(format!(
+                            "the server failed while serving `{method}`"
+                        )))
+                    })
+                    .unwrap_or_else(|error| Routed::Reply(Some(error_frame(Some(&id), &error))))
                 };
                 if self.observing() {
                     self.observed(session, &id, &method, params, out, serve)

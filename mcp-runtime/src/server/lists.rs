@@ -213,10 +213,12 @@ fn page(len: usize, page_size: usize, cursor: Option<&str>) -> Result<(usize, us
         Some(c) => c
             .strip_prefix('i')
             .and_then(|n| n.parse::<usize>().ok())
-            .filter(|&n| n > 0 && n < len)
+            // Only a cursor this server gave out: not `i+1` or `i01` for `i1`.
+            .filter(|&n| n > 0 && n < len && encode_cursor(n) == c)
             .ok_or_else(|| RpcError::invalid_params(format!("invalid cursor `{c}`")))?,
     };
-    Ok((start, (start + page_size).min(len)))
+    // A page size may be as large as `usize` holds (one page for every list).
+    Ok((start, start.saturating_add(page_size).min(len)))
 }
 
 #[cfg(test)]
@@ -318,8 +320,14 @@ mod tests {
 
     #[test]
     fn foreign_cursors_are_invalid_params() {
-        for c in ["", "x", "i0", "i5", "i-1", "5"] {
+        for c in ["", "x", "i0", "i5", "i-1", "5", "i+1", "i01", "i 1"] {
             assert_eq!(page(5, 2, Some(c)).unwrap_err().code, -32602, "{c}");
         }
+    }
+
+    #[test]
+    fn a_page_as_large_as_usize_holds_ends_with_the_list() {
+        assert_eq!(page(5, usize::MAX, None).unwrap(), (0, 5));
+        assert_eq!(page(5, usize::MAX, Some(&encode_cursor(1))).unwrap(), (1, 5));
     }
 }
