@@ -1378,6 +1378,85 @@ fn a_legacy_session_whose_stream_is_not_read_refuses_more_requests() {
     drop(stream);
 }
 
+/// A legacy session's stream, open, with its endpoint and the session initialised (with
+/// `capabilities`), and how to post to it.
+fn legacy_session(server: &HttpServer, capabilities: Value) -> (EventStream, String) {
+    let opened = server
+        .request("GET", "/sse")
+        .header("Accept", "text/event-stream")
+        .send();
+    assert_eq!(opened.status, 200, "{opened:?}");
+    let mut stream = opened.events();
+    let target = format!("/{}", stream.expect_event().data.expect("the endpoint"));
+    let mut hello = initialize();
+    hello["params"]["capabilities"] = capabilities;
+    let send = |message: &Value| server.request("POST", &target).json(message).send();
+    assert_eq!(send(&hello).status, 202);
+    next_message(&mut stream);
+    send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    (stream, target)
+}
+
+#[test]
+fn a_legacy_clients_answer_to_a_server_request_gets_through_at_the_in_flight_limit() {
+    let server = catalogue(&[("HTTP_MAX_IN_FLIGHT", "1")]);
+    let (mut stream, target) = legacy_session(&server, json!({"sampling": {}}));
+    let send = |message: &Value| server.request("POST", &target).json(message).send();
+    let question = call(1, "ask_model", json!({"question": "Capital of Peru?"}));
+    assert_eq!(send(&question).status, 202);
+    let request = next_message(&mut stream);
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    // The call holds the session's one slot; its answer is no request, and takes none.
+    let answer = json!({
+        "jsonrpc": "2.0",
+        "id": request["id"],
+        "result": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "Lima"},
+            "model": "test-model",
+        },
+    });
+    let posted = send(&answer);
+    assert_eq!(posted.status, 202, "{posted:?}");
+    let result = next_message(&mut stream);
+    assert_eq!(text(&result), "Lima (by test-model)", "{result}");
+    // Nor does a cancellation.
+    assert_eq!(send(&call(2, "sleep", json!({"ms": 60_000}))).status, 202);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 2}});
+    assert_eq!(send(&cancel).status, 202);
+}
+
+#[test]
+fn a_legacy_stream_not_read_holds_its_backlog_of_large_answers_and_no_more() {
+    let server = catalogue(&[("HTTP_MAX_IN_FLIGHT", "1")]);
+    let (stream, target) = legacy_session(&server, json!({}));
+    let send = |message: &Value| server.request("POST", &target).json(message).send();
+    // Answers of 2 MiB each, to a client that reads none of them: each is taken once the
+    // one before it has been answered (the session holds one call at a time).
+    let deadline = Instant::now() + TIMEOUT;
+    let mut accepted = 0;
+    loop {
+        assert!(Instant::now() < deadline, "never refused");
+        let response = send(&call(accepted + 1, "enormous", json!({"megabytes": 2})));
+        if response.status == 202 {
+            accepted += 1;
+            continue;
+        }
+        let message = refused(response, 429);
+        if message.contains("not read") {
+            break;
+        }
+        assert!(message.contains("in flight"), "{message}");
+        // The call before is still being answered.
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // What the connection's buffers took, one answer waiting to be written, and the
+    // backlog of 1 MiB: a few answers, where 64 more used to wait in a channel uncounted.
+    assert!(accepted < 16, "{accepted} answers of 2 MiB held");
+    drop(stream);
+}
+
 #[test]
 fn a_batch_is_bounded_in_length() {
     let mut server = StdioServer::spawn(catalogue_path());

@@ -625,7 +625,10 @@ fn a_page_as_large_as_usize_holds_serves_every_list_from_a_cursor() {
     );
     server.initialize("2025-11-25");
     server.request(1, "tools/list", json!({}));
-    let all = server.response(1)["result"]["tools"].as_array().unwrap().len();
+    let all = server.response(1)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .len();
     for (id, method, key) in [
         (2, "tools/list", "tools"),
         (3, "prompts/list", "prompts"),
@@ -634,7 +637,9 @@ fn a_page_as_large_as_usize_holds_serves_every_list_from_a_cursor() {
     ] {
         server.request(id, method, json!({"cursor": "i1"}));
         let page = server.response(id);
-        let items = page["result"][key].as_array().unwrap_or_else(|| panic!("{page}"));
+        let items = page["result"][key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{page}"));
         assert!(page["result"]["nextCursor"].is_null(), "{page}");
         if key == "tools" {
             assert_eq!(items.len(), all - 1, "every tool but the first");

@@ -110,8 +110,21 @@ mod tests {
     #[test]
     fn mixed_texts_are_written_as_serde_json_writes_them() {
         let pieces = [
-            "", "a", "\"", "\\", "\n", "\u{1}", "\u{1f}", "\u{7f}", "é", "€", "😀", "\u{2028}",
-            "plain words ", "{\"k\":\"v\"}", "\t\r\u{8}\u{c}",
+            "",
+            "a",
+            "\"",
+            "\\",
+            "\n",
+            "\u{1}",
+            "\u{1f}",
+            "\u{7f}",
+            "é",
+            "€",
+            "😀",
+            "\u{2028}",
+            "plain words ",
+            "{\"k\":\"v\"}",
+            "\t\r\u{8}\u{c}",
         ];
         // A small generator, the same every run: texts of up to 40 pieces.
         let mut state = 0x2545_f491_4f6c_dd1d_u64;

@@ -328,6 +328,9 @@ mod tests {
     #[test]
     fn a_page_as_large_as_usize_holds_ends_with_the_list() {
         assert_eq!(page(5, usize::MAX, None).unwrap(), (0, 5));
-        assert_eq!(page(5, usize::MAX, Some(&encode_cursor(1))).unwrap(), (1, 5));
+        assert_eq!(
+            page(5, usize::MAX, Some(&encode_cursor(1))).unwrap(),
+            (1, 5)
+        );
     }
 }

@@ -39,7 +39,7 @@ const REQUEST_STREAM_BUDGET: usize = 1 << 20;
 use super::headers::VERSION_HEADER;
 
 /// The shape of a POST body.
-enum Body_ {
+pub(super) enum Body_ {
     /// One request: answered with its response.
     Request { initialize: bool, listen: bool },
     /// A notification, a response, or a batch of only those: answered with 202.
@@ -48,6 +48,23 @@ enum Body_ {
     Batch,
     /// Not JSON-RPC at all: answered with 400 and the error.
     Malformed,
+}
+
+impl Body_ {
+    /// The shape of `body`, read as the dispatch reads it.
+    pub(super) fn of(server: &crate::server::Server, body: &[u8]) -> Body_ {
+        server
+            .read(body)
+            .map_or_else(|_| classify(body), |message| shape_of(&message))
+    }
+
+    /// Whether the body asks for an answer: only such bodies take the slots of requests in
+    /// flight. A notification or a response (the client's answer to a server request, or a
+    /// cancellation) is handled at once, and refusing it could leave the very requests that
+    /// hold the slots waiting for ever.
+    pub(super) fn asks(&self) -> bool {
+        matches!(self, Body_::Request { .. } | Body_::Batch)
+    }
 }
 
 /// The shape of a message the server read (see [`Server::read`](crate::server::Server::read)).
@@ -440,16 +457,14 @@ async fn serve_in(
 }
 
 /// Takes the slots a request holds while it is served: its session's and its client's, or
-/// one of the endpoint's for requests without a session (listeners apart). Only requests
-/// count: a notification or a response (the client's answer to a server request, or a
-/// cancellation) is handled at once, and refusing it could leave the very requests that
-/// hold the slots waiting forever.
+/// one of the endpoint's for requests without a session (listeners apart). Only a body that
+/// [asks](Body_::asks) for an answer takes any.
 fn permit(
     state: &HttpState,
     admitted: &Admitted<'_>,
     served: &Served,
 ) -> Result<Option<Permit>, Box<Response<Body>>> {
-    if !matches!(admitted.shape, Body_::Request { .. } | Body_::Batch) {
+    if !admitted.shape.asks() {
         return Ok(None);
     }
     if let Some(s) = &served.http {

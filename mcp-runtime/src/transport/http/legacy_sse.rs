@@ -18,6 +18,7 @@ use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 
+use super::endpoint::Body_;
 use super::session_table::{Client, LegacySession};
 use super::state::{HttpState, json_error};
 use crate::auth::AuthInfo;
@@ -94,7 +95,9 @@ async fn open(
         );
     }
     state.server.register_session(&session);
-    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    // One event at a time: the answers not yet written wait in the session's queue, where
+    // the backlog above counts them (in a channel of their own they would not be counted).
+    let (tx, rx) = mpsc::channel::<Bytes>(1);
     // Relative to the stream's own URL, so it stays right under any prefix a proxy or an
     // enclosing router adds.
     let endpoint = super::sse::event(
@@ -174,26 +177,33 @@ async fn message(
             "unknown session: open GET /sse first",
         );
     };
-    let Ok(permit) = Arc::clone(&legacy.in_flight).try_acquire_owned() else {
-        return json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too many requests in flight for this session",
-        );
+    // Only requests take slots, as at the endpoint: the client's answer to a server request
+    // (or its cancellation) must get through to the call that holds one.
+    let slots = if Body_::of(&state.server, &body).asks() {
+        let Ok(permit) = Arc::clone(&legacy.in_flight).try_acquire_owned() else {
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests in flight for this session",
+            );
+        };
+        let Ok(client_call) = state.sessions.begin_call(legacy.calls.as_ref()) else {
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many requests in flight for this client, over all its sessions",
+            );
+        };
+        // Every answer travels on the session's one stream: a client that posts faster than
+        // it reads would make the server hold the answers without end.
+        if legacy.out.queued_bytes() > LEGACY_BACKLOG {
+            return json_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "this session's stream holds answers its client has not read: read them first",
+            );
+        }
+        Some((permit, client_call))
+    } else {
+        None
     };
-    let Ok(client_call) = state.sessions.begin_call(legacy.calls.as_ref()) else {
-        return json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too many requests in flight for this client, over all its sessions",
-        );
-    };
-    // Every answer travels on the session's one stream: a client that posts faster than it
-    // reads would make the server hold the answers without end.
-    if legacy.out.queued_bytes() > LEGACY_BACKLOG {
-        return json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "this session's stream holds answers its client has not read: read them first",
-        );
-    }
     let mut channel = RequestChannel::new(legacy.out.clone());
     channel.auth = caller;
     let peer = peer.map(|Extension(axum::extract::ConnectInfo(p))| p);
@@ -206,7 +216,7 @@ async fn message(
         Routed::Reply(None) => {}
         Routed::Deferred(call) => {
             state.tasks.spawn(async move {
-                let _permit = (permit, client_call);
+                let _slots = slots;
                 if let Some(frame) = call.await {
                     out.send(frame);
                 }
