@@ -305,3 +305,54 @@ async fn a_name_taken_twice_is_refused_when_the_gateway_is_built() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A server written by hand, as any other program could be: one prompt, whose argument it
+/// completes with ten thousand values.
+const GENEROUS_SERVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, result = message["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"],
+                  "capabilities": {"prompts": {}, "completions": {}},
+                  "serverInfo": {"name": "generous", "version": "1"}}
+    elif method == "prompts/list":
+        result = {"prompts": [{"name": "pick", "arguments": [{"name": "word"}]}]}
+    elif method == "completion/complete":
+        result = {"completion": {"values": [f"w{n}" for n in range(10000)], "hasMore": False}}
+    elif method.endswith("/list"):
+        result = {method.split("/")[0]: []}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"#;
+
+#[mcp_runtime::test]
+async fn a_mounted_servers_completions_are_held_to_a_hundred_values() {
+    let scratch = mcp_tests::Scratch::new("generous");
+    let script = scratch.path("generous.py");
+    std::fs::write(&script, GENEROUS_SERVER).unwrap();
+    let mount = Mount::connect("up", &format!("python3 {}", script.display()))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(mount)
+        .build()
+        .unwrap();
+    let client = caller(&gateway, Era::Handshake).await;
+    let words = client
+        .complete(
+            json!({ "type": "ref/prompt", "name": "up_pick" }),
+            "word",
+            "",
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(words.values.len(), 100);
+    assert_eq!(words.values[99], "w99");
+    assert!(words.has_more);
+    client.close().await;
+}

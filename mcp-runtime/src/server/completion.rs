@@ -64,10 +64,13 @@ impl Server {
         };
         let (ctx, cancel) = req.begin_custom(None)?;
         Ok(req.run_custom(cancel, completer(ctx, context), |outcome| {
-            let completion = outcome.map_err(|panic| {
-                tracing::error!(panic, "completion panicked");
-                RpcError::internal("the completion function failed")
-            })??;
+            // A mounted server's answer is held to the same bound as the server's own.
+            let completion = outcome
+                .map_err(|panic| {
+                    tracing::error!(panic, "completion panicked");
+                    RpcError::internal("the completion function failed")
+                })??
+                .bounded();
             serde_json::to_string(&serde_json::json!({ "completion": completion }))
                 .map_err(|e| RpcError::internal(e.to_string()))
         }))
