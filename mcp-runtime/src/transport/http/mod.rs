@@ -96,6 +96,15 @@ async fn metrics_text(
 /// Every route, with its handlers: the one list both the router and
 /// [`HttpOptions::routes`] are made from.
 fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpState>>)> {
+    let table = route_table_unchecked(options);
+    if let Err(conflict) = check_routes(options, &table) {
+        panic!("{conflict}");
+    }
+    table
+}
+
+/// The routes, in the order the router is given them, whether or not their paths conflict.
+fn route_table_unchecked(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpState>>)> {
     let route = |path: &str, methods: &[Method], public: bool| HttpRoute {
         path: path.to_owned(),
         methods: methods.to_vec(),
@@ -124,11 +133,6 @@ fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpSt
         ));
     }
     if let Some(path) = &options.metrics_path {
-        assert!(
-            path.starts_with('/') && table.iter().all(|(r, _)| r.path != *path),
-            "HttpOptions::metrics_route: `{path}` is not a path of its own (it must start with `/` and be no other route's, such as the endpoint's `{}`)",
-            options.path
-        );
         let metrics = HttpRoute {
             scope: options.metrics_scope.clone(),
             ..route(path, &[Method::GET], false)
@@ -142,6 +146,33 @@ fn route_table(options: &HttpOptions) -> Vec<(HttpRoute, MethodRouter<Arc<HttpSt
             .map(|(path, method, handler)| (route(&path, &[method], false), handler)),
     );
     table
+}
+
+/// Whether every route has a path of its own: two on one path would have the router refuse
+/// to start (or one hide the other), so the conflict is said in words instead.
+fn check_routes(
+    options: &HttpOptions,
+    table: &[(HttpRoute, MethodRouter<Arc<HttpState>>)],
+) -> Result<(), String> {
+    if let Some(path) = &options.metrics_path
+        && !path.starts_with('/')
+    {
+        return Err(format!(
+            "HttpOptions::metrics_route: `{path}` must start with `/`"
+        ));
+    }
+    for (at, (route, _)) in table.iter().enumerate() {
+        if table[..at].iter().any(|(r, _)| r.path == route.path) {
+            return Err(format!(
+                "HttpOptions: two routes on `{}` (the endpoint is at `{}`; beside it are the \
+                 authorization metadata, the metrics route if any, and with `legacy-sse` the \
+                 `sse` and `messages` routes of its parent): give the endpoint or the metrics \
+                 route a path of its own",
+                route.path, options.path
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Server {
@@ -162,6 +193,8 @@ impl Server {
         options: HttpOptions,
     ) -> crate::Result<()> {
         crate::transport::init_stderr_logging();
+        // Said before anything is bound or served, rather than as a panic of the router.
+        check_routes(&options, &route_table_unchecked(&options)).map_err(crate::Error::Usage)?;
         let listener = tokio::net::TcpListener::bind(addr).await?;
         if crate::__private::on_single_threaded_main() {
             return self.serve_http_on_threads(listener, options).await;

@@ -90,7 +90,9 @@ impl Default for HttpOptions {
 }
 
 impl HttpOptions {
-    /// The endpoint's path (`/mcp` by default).
+    /// The endpoint's path (`/mcp` by default). It must be no other route's: with the
+    /// feature `legacy-sse`, `sse` and `messages` beside it (`/sse` and `/messages` for
+    /// `/mcp`) are the older transport's; serving with a path that is refuses to start.
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
         self
@@ -301,8 +303,10 @@ impl HttpOptions {
     ///
     /// # Panics
     ///
-    /// When the routes are made (serving, or [`routes`](Self::routes)), if `path` does not
-    /// start with `/` or is another route's (the endpoint's, the metadata's).
+    /// When the routes are made ([`routes`](Self::routes), or a router for an application
+    /// of your own), if `path` does not start with `/` or is another route's (the
+    /// endpoint's, the metadata's, the legacy transport's). Serving answers these with an
+    /// error instead, before it binds.
     pub fn metrics_route(mut self, path: impl Into<String>) -> Self {
         self.metrics_path = Some(path.into());
         self
@@ -350,14 +354,21 @@ mod tests {
     use super::HttpOptions;
 
     #[test]
-    #[should_panic(expected = "`/mcp` is not a path of its own")]
+    #[should_panic(expected = "two routes on `/mcp`")]
     fn the_metrics_route_cannot_take_the_endpoints_path() {
         let _ = HttpOptions::default().metrics_route("/mcp").routes();
     }
 
     #[test]
-    #[should_panic(expected = "`metrics` is not a path of its own")]
+    #[should_panic(expected = "`metrics` must start with `/`")]
     fn the_metrics_route_is_a_path() {
         let _ = HttpOptions::default().metrics_route("metrics").routes();
+    }
+
+    #[cfg(feature = "legacy-sse")]
+    #[test]
+    #[should_panic(expected = "two routes on `/sse`")]
+    fn the_endpoint_cannot_take_the_legacy_streams_path() {
+        let _ = HttpOptions::default().path("/sse").routes();
     }
 }
