@@ -1348,17 +1348,8 @@ fn the_message_log_is_private_and_redacts_the_values_it_is_told_to() {
 #[test]
 fn a_legacy_session_whose_stream_is_not_read_refuses_more_requests() {
     let server = catalogue(&[]);
-    let opened = server
-        .request("GET", "/sse")
-        .header("Accept", "text/event-stream")
-        .send();
-    assert_eq!(opened.status, 200, "{opened:?}");
-    let mut stream = opened.events();
-    let target = format!("/{}", stream.expect_event().data.expect("the endpoint"));
+    let (stream, target) = legacy_session(&server, json!({}));
     let send = |message: &Value| server.request("POST", &target).json(message).send();
-    assert_eq!(send(&initialize()).status, 202);
-    next_message(&mut stream);
-    send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     // The stream is not read from here on; its answers pile up until the session is told
     // to read them.
     let listing = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
@@ -1395,6 +1386,25 @@ fn legacy_session(server: &HttpServer, capabilities: Value) -> (EventStream, Str
     next_message(&mut stream);
     send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     (stream, target)
+}
+
+#[test]
+fn a_legacy_message_without_one_session_id_is_refused_with_a_json_rpc_error() {
+    let server = catalogue(&[]);
+    let (_stream, target) = legacy_session(&server, json!({}));
+    let id = target.split_once("sessionId=").expect("the session id").1;
+    for query in [
+        String::new(),
+        "?other=1".to_owned(),
+        format!("?sessionId={id}&sessionId={id}"),
+    ] {
+        let response = server
+            .request("POST", &format!("/messages{query}"))
+            .json(&call(1, "fast", json!({})))
+            .send();
+        let message = refused(response, 400);
+        assert!(message.contains("sessionId"), "{query}: {message}");
+    }
 }
 
 #[test]

@@ -154,13 +154,20 @@ struct SessionQuery {
 async fn message(
     State(state): State<Arc<HttpState>>,
     auth: Option<Extension<Arc<AuthInfo>>>,
-    Query(query): Query<SessionQuery>,
+    query: Result<Query<SessionQuery>, axum::extract::rejection::QueryRejection>,
     peer: Option<Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
     method: axum::http::Method,
     uri: axum::http::Uri,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<Body> {
+    // Refused as every other refusal is, with a JSON-RPC error body.
+    let Ok(Query(query)) = query else {
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            "the query must name one session: `?sessionId=` as the endpoint event gave it",
+        );
+    };
     if !super::media::is_json_body(&headers) {
         return json_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
