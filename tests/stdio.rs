@@ -195,6 +195,49 @@ fn a_key_repeated_inside_an_argument_is_a_tool_error_with_its_path() {
 }
 
 #[test]
+fn a_prompt_argument_given_twice_is_invalid_params_naming_it() {
+    let mut server = ready_catalogue();
+    for (id, arguments) in [
+        (1, r#"{"base_branch":"main","base_branch":"evil"}"#),
+        (2, r#"{"base_branch":"main","base_\u0062ranch":"evil"}"#),
+    ] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"prompts/get","params":{{"name":"code_review","arguments":{arguments}}}}}"#
+        );
+        server.send_raw(format!("{line}\n").as_bytes());
+        let response = server.response(id);
+        assert_eq!(error_code(&response), -32602, "{response}");
+        assert!(
+            response["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("`base_branch` is given twice")),
+            "{response}"
+        );
+    }
+    // Given once, the prompt is made; a value that is not text is still named.
+    server.send_raw(
+        br#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"code_review","arguments":{"base_branch":"main"}}}
+"#,
+    );
+    let made = server.response(3);
+    assert!(made["result"]["messages"].is_array(), "{made}");
+    server.request(
+        4,
+        "prompts/get",
+        json!({"name": "code_review", "arguments": {"base_branch": 7}}),
+    );
+    let refused = server.response(4);
+    assert_eq!(error_code(&refused), -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`base_branch`"),
+        "{refused}"
+    );
+}
+
+#[test]
 fn arguments_that_are_not_an_object_are_refused_without_generated_names() {
     let mut server = ready_catalogue();
     for (id, tool) in [(2, "count_nodes"), (3, "search")] {

@@ -160,6 +160,29 @@ impl PromptArguments {
         }
     }
 
+    /// The `arguments` of a `prompts/get` as the client sent them (an object, its text), as
+    /// [`from_json`](Self::from_json) reads them; an argument named twice is `-32602` naming
+    /// it, as it is among a tool's arguments: a gateway or policy that read the other value
+    /// would have seen another prompt than the one made.
+    pub(crate) fn from_text(text: Option<&str>) -> Result<Self, RpcError> {
+        let Some(text) = text else {
+            return Ok(PromptArguments::default());
+        };
+        if let Some((_, name)) = crate::registry::repeated_key(text)
+            .ok()
+            .flatten()
+            .filter(|(path, _)| path == ".")
+        {
+            return Err(RpcError::invalid_params(format!(
+                "invalid arguments: the argument `{name}` is given twice"
+            )));
+        }
+        let values = serde_json::from_str(text).map_err(|e| {
+            RpcError::invalid_params(format!("invalid arguments: not an object of texts ({e})"))
+        })?;
+        Self::from_json(values)
+    }
+
     /// The `arguments` of a `prompts/get` as the client sent them: text, or `null` for an
     /// argument left out (as some clients send every argument they show). Anything else is
     /// `-32602` naming the argument.

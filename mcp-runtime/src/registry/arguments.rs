@@ -484,7 +484,7 @@ fn has_repeated_key(text: &str) -> bool {
 /// The first key an object anywhere in the text names twice, and the path of that object
 /// as the other refusals write it (`tree.children[0]`); `None` when there is none, `Err`
 /// when the text cannot be looked through. Not generic: compiled once, not once per tool.
-fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
+pub(crate) fn repeated_key(text: &str) -> Result<Option<(String, String)>, ()> {
     use serde::de::{DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
     struct Scan<'s> {
         path: &'s mut Vec<Segment>,

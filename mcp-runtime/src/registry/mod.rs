@@ -6,6 +6,7 @@
 //! locking anything but a pointer swap.
 
 mod arguments;
+pub(crate) use arguments::repeated_key;
 mod fields;
 pub(crate) mod headers;
 mod prompt;

@@ -24,12 +24,12 @@ use crate::registry::{Arguments, ResourceRequest};
 use crate::resource::resource_not_found;
 
 #[derive(Deserialize)]
-struct GetPromptParams {
+struct GetPromptParams<'a> {
     name: String,
-    /// Text, or `null` for an argument left out: read by `PromptArguments::from_json`, whose
+    /// Text, or `null` for an argument left out: read by `PromptArguments::from_text`, whose
     /// errors name the argument.
-    #[serde(default)]
-    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", default)]
     meta: Option<RequestMeta>,
 }
@@ -348,7 +348,7 @@ impl Server {
         })?;
         let descriptor = prompt.descriptor;
         self.check_scopes(req, "prompt", descriptor.name, descriptor.scopes)?;
-        let arguments = PromptArguments::from_json(p.arguments.unwrap_or_default())?;
+        let arguments = PromptArguments::from_text(p.arguments.map(RawValue::get))?;
         let (ctx, cancel) = req.begin(p.meta)?;
         let get = match &prompt.handler {
             Some(handler) => handler(ctx, arguments),
