@@ -1408,6 +1408,27 @@ fn a_legacy_message_without_one_session_id_is_refused_with_a_json_rpc_error() {
 }
 
 #[test]
+fn a_clients_session_quota_counts_the_sessions_of_both_transports() {
+    let server = catalogue(&[("HTTP_MAX_SESSIONS_PER_CLIENT", "3")]);
+    let _legacy = [
+        legacy_session(&server, json!({})),
+        legacy_session(&server, json!({})),
+    ];
+    // Two of three held on the legacy transport: the endpoint keeps one session of this
+    // client, giving up its older one for the newer.
+    let first = session(&server, None);
+    let second = session(&server, None);
+    refused(first.post(&call(1, "fast", json!({}))).send(), 404);
+    assert_eq!(text(&second.call(2, "fast", json!({}))), "fast");
+    // And the legacy transport, with the quota full over both, opens no more.
+    let more = server
+        .request("GET", "/sse")
+        .header("Accept", "text/event-stream")
+        .send();
+    refused(more, 429);
+}
+
+#[test]
 fn a_legacy_clients_answer_to_a_server_request_gets_through_at_the_in_flight_limit() {
     let server = catalogue(&[("HTTP_MAX_IN_FLIGHT", "1")]);
     let (mut stream, target) = legacy_session(&server, json!({"sampling": {}}));

@@ -52,6 +52,7 @@ pub(super) enum Body_ {
 
 impl Body_ {
     /// The shape of `body`, read as the dispatch reads it.
+    #[cfg(feature = "legacy-sse")]
     pub(super) fn of(server: &crate::server::Server, body: &[u8]) -> Body_ {
         server
             .read(body)
@@ -435,9 +436,14 @@ async fn serve_in(
         }));
     }
     if initialize && headers.get(&SESSION_HEADER).is_none() {
+        let client = Client::of(caller, peer);
+        #[cfg(feature = "legacy-sse")]
+        let elsewhere = state.legacy.held_by(&client);
+        #[cfg(not(feature = "legacy-sse"))]
+        let elsewhere = super::session_table::HeldElsewhere::default();
         let http = state
             .sessions
-            .open(Client::of(caller, peer))
+            .open(client, elsewhere)
             .await
             .map_err(no_room_refusal)?;
         return Ok(Served {

@@ -67,14 +67,16 @@ async fn open(
     let (out, mut frames) = Outbound::new();
     let session = Arc::new(Session::new(out.clone()));
     {
+        // The endpoint's sessions count too: one client, one quota over both transports.
+        let streamable = state.sessions.held_by(&client);
         let mut map = state.legacy.map();
-        if map.len() >= state.options.max_sessions {
+        if map.len() + streamable.in_all >= state.options.max_sessions {
             return json_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too many open sessions: retry later",
             );
         }
-        let mine = map.values().filter(|s| s.client == client).count();
+        let mine = map.values().filter(|s| s.client == client).count() + streamable.by_client;
         if client != Client::Unknown && mine >= state.options.max_sessions_per_client {
             return json_error(
                 StatusCode::TOO_MANY_REQUESTS,

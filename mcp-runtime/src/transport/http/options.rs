@@ -128,7 +128,9 @@ impl HttpOptions {
     /// idle one — one with no request in flight and no open stream — of the client holding
     /// the most sessions; when there is none, the new session is refused with 503. With
     /// sessions shared between replicas it bounds the copies this replica keeps: one dropped
-    /// for room is read back from the store at its next request.
+    /// for room is read back from the store at its next request. The sessions of the legacy
+    /// HTTP+SSE transport (feature `legacy-sse`) count too; they are refused past it, never
+    /// ended for room.
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
         self
@@ -141,6 +143,10 @@ impl HttpOptions {
     ///
     /// With sessions shared between replicas, each replica counts the sessions it holds
     /// copies of, and a session given up for a new one is ended on every replica.
+    ///
+    /// A client's sessions on the legacy HTTP+SSE transport (feature `legacy-sse`) count
+    /// against the same quota: a new legacy session past it is refused with 429, and one of
+    /// the endpoint gives up only another of the endpoint's.
     ///
     /// Behind a proxy every anonymous client shares the proxy's address: configure
     /// authentication, or raise this limit.

@@ -329,6 +329,17 @@ impl SessionTable {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// What `client` holds in the table, and what all clients hold: for the legacy
+    /// transport, whose sessions count against the same quotas.
+    #[cfg(feature = "legacy-sse")]
+    pub(crate) fn held_by(&self, client: &Client) -> HeldElsewhere {
+        let map = self.map();
+        HeldElsewhere {
+            by_client: map.count_of(client),
+            in_all: map.by_id.len(),
+        }
+    }
+
     /// The count of requests `client` has in flight, shared by all its sessions; `None` for
     /// a client the server cannot tell apart from others (they would all share one count,
     /// so it is not counted).
@@ -383,9 +394,15 @@ impl SessionTable {
     /// first, as a `DELETE` ends it, before the client learns the new id: kept in the shared
     /// store, the client's next request would read it back, and the quota would hold
     /// nothing back.
-    pub(crate) async fn open(&self, client: Client) -> Result<Arc<HttpSession>, NoRoom> {
+    /// `elsewhere` is what the client holds outside the table (the legacy transport's
+    /// sessions): the quotas count both.
+    pub(crate) async fn open(
+        &self,
+        client: Client,
+        elsewhere: HeldElsewhere,
+    ) -> Result<Arc<HttpSession>, NoRoom> {
         let id = new_session_id().ok_or(NoRoom::NoId)?;
-        let (http, given_up) = self.insert(id, client)?;
+        let (http, given_up) = self.insert(id, client, elsewhere)?;
         self.server.register_session(&http.session);
         if let (Some(store), Some(given_up)) = (&self.shared, given_up) {
             // Boxed: only a client at its quota waits on the store here, and every request's
@@ -416,7 +433,7 @@ impl SessionTable {
             owner => owner,
         };
         // A session given up for a copy is only dropped here (see `make_room`).
-        let (http, _) = self.insert(record.id.clone(), client)?;
+        let (http, _) = self.insert(record.id.clone(), client, HeldElsewhere::default())?;
         http.session.initialize(Negotiated {
             version,
             client_info: serde_json::from_value(record.client_info.clone()).unwrap_or_default(),
@@ -431,12 +448,13 @@ impl SessionTable {
         &self,
         id: String,
         client: Client,
+        elsewhere: HeldElsewhere,
     ) -> Result<(Arc<HttpSession>, Option<String>), NoRoom> {
         let server = &self.server;
         // Room is made and the session counted under one lock, so concurrent opens cannot
         // overshoot a quota.
         let mut map = self.map();
-        let given_up = self.make_room(&mut map, &client)?;
+        let given_up = self.make_room(&mut map, &client, elsewhere)?;
         self.queues
             .runtime
             .get_or_init(tokio::runtime::Handle::current);
@@ -469,15 +487,25 @@ impl SessionTable {
     /// shared store too. One given up to take a copy, or to keep the table's size, is only
     /// dropped here (with sessions shared the table is a cache of copies: this replica cannot
     /// tell whether another is serving it, and a later request reads it back).
-    fn make_room(&self, map: &mut Sessions, client: &Client) -> Result<Option<String>, NoRoom> {
-        if *client != Client::Unknown && map.count_of(client) >= self.max_per_client {
+    ///
+    /// What the client holds `elsewhere` counts against both quotas, but only the table's
+    /// own sessions are given up.
+    fn make_room(
+        &self,
+        map: &mut Sessions,
+        client: &Client,
+        elsewhere: HeldElsewhere,
+    ) -> Result<Option<String>, NoRoom> {
+        if *client != Client::Unknown
+            && map.count_of(client) + elsewhere.by_client >= self.max_per_client
+        {
             let own = self
                 .idlest(map, |s| s.client == *client)
                 .ok_or(NoRoom::ClientFull)?;
             self.evict(map, &own);
             return Ok(Some(own));
         }
-        if map.by_id.len() < self.max_sessions {
+        if map.by_id.len() + elsewhere.in_all < self.max_sessions {
             return Ok(None);
         }
         let mut heaviest: Vec<(&Client, usize)> =
@@ -842,6 +870,15 @@ pub(crate) struct LegacySession {
     pub in_flight: Arc<Semaphore>,
 }
 
+/// Sessions a client holds outside one table, and all clients hold there: the two
+/// transports of one endpoint (Streamable HTTP, and the legacy HTTP+SSE) share their
+/// quotas, so that a client cannot hold each quota once per transport.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct HeldElsewhere {
+    pub(crate) by_client: usize,
+    pub(crate) in_all: usize,
+}
+
 /// The open sessions of the HTTP+SSE transport.
 #[cfg(feature = "legacy-sse")]
 #[derive(Default)]
@@ -853,6 +890,15 @@ pub(crate) struct LegacySessions {
 impl LegacySessions {
     pub(crate) fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, LegacySession>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What `client` holds here, and what all clients hold.
+    pub(crate) fn held_by(&self, client: &Client) -> HeldElsewhere {
+        let map = self.map();
+        HeldElsewhere {
+            by_client: map.values().filter(|s| s.client == *client).count(),
+            in_all: map.len(),
+        }
     }
 
     /// Ends every legacy session (shutdown).
@@ -1004,7 +1050,10 @@ mod tests {
     }
 
     async fn opened(table: &SessionTable) -> String {
-        let http = table.open(Client::Unknown).await.expect("room");
+        let http = table
+            .open(Client::Unknown, HeldElsewhere::default())
+            .await
+            .expect("room");
         http.session.initialize(Negotiated {
             version: ProtocolVersion::V2025_11_25,
             client_info: Default::default(),
@@ -1388,10 +1437,16 @@ mod tests {
         let server = Server::builder("one", "1.0.0").build().expect("a server");
         let table = SessionTable::new(&options, server);
         let ada = Client::Subject("ada".to_owned());
-        let first = table.open(ada.clone()).await.expect("room");
-        let second = table.open(ada.clone()).await.expect("room");
+        let first = table
+            .open(ada.clone(), HeldElsewhere::default())
+            .await
+            .expect("room");
+        let second = table
+            .open(ada.clone(), HeldElsewhere::default())
+            .await
+            .expect("room");
         let other = table
-            .open(Client::Subject("bob".to_owned()))
+            .open(Client::Subject("bob".to_owned()), HeldElsewhere::default())
             .await
             .expect("room");
         let one = table.begin_call(first.calls.as_ref()).expect("a place");
@@ -1432,8 +1487,14 @@ mod tests {
         let options = HttpOptions::default().event_store(Arc::clone(&events) as _);
         let server = Server::builder("one", "1.0.0").build().expect("a server");
         let table = SessionTable::new(&options, server);
-        let quiet = table.open(Client::Unknown).await.expect("room");
-        let talking = table.open(Client::Unknown).await.expect("room");
+        let quiet = table
+            .open(Client::Unknown, HeldElsewhere::default())
+            .await
+            .expect("room");
+        let talking = table
+            .open(Client::Unknown, HeldElsewhere::default())
+            .await
+            .expect("room");
         // Nothing sent: no stream, no queue.
         assert_eq!(events.stream_count(), 0);
         talking
