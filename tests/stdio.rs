@@ -295,6 +295,10 @@ fn malformed_envelopes_are_invalid_requests() {
         ),
         (r#"42"#, Value::Null),
         (r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#, Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"ping","result":{}}"#,
+            json!(6),
+        ),
     ];
     for (raw, id) in cases {
         server.send_raw(format!("{raw}\n").as_bytes());

@@ -251,6 +251,16 @@ impl<'a> Envelope<'a> {
         // `"params": null` is read as no params: some clients send it on notifications.
         let params = self.params.filter(|p| p.get() != "null");
         if let Some(method) = self.method {
+            // Served as a request, it would be read otherwise by a peer (or a proxy) that
+            // takes it for the response it also claims to be.
+            if self.result.is_some() || self.error.is_some() {
+                return Err((
+                    id,
+                    RpcError::invalid_request(
+                        "a message is a request or a response: it has `method`, so no `result` or `error`",
+                    ),
+                ));
+            }
             if let Some(params) = params
                 && !params.get().starts_with('{')
             {
@@ -541,6 +551,20 @@ mod tests {
         serde_json::from_str::<Envelope<'_>>(text)
             .expect("an object")
             .classify()
+    }
+
+    #[test]
+    fn a_request_that_also_answers_is_invalid() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","result":{}}"#,
+        ] {
+            let Err((_, error)) = classify(text) else {
+                panic!("served: {text}");
+            };
+            assert_eq!(error.code, -32600, "{text}");
+        }
     }
 
     #[test]
