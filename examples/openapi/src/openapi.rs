@@ -385,7 +385,7 @@ fn describe(schema: &mut Value, description: Option<&Value>) {
 /// An OpenAPI schema (its `$ref`s inlined) as the JSON Schema of an argument: OpenAPI 3.0's
 /// own words become JSON Schema's (`nullable`, a boolean `exclusiveMinimum`), words JSON
 /// Schema does not have are dropped, and `readOnly` properties, which a request must not
-/// send, are taken out.
+/// send, are taken out and refused by name.
 fn json_schema(mut schema: Value) -> Value {
     let Value::Object(map) = &mut schema else {
         return schema; // `true` or `false`
@@ -441,6 +441,21 @@ fn json_schema(mut schema: Value) -> Value {
     for word in ["items", "additionalProperties", "not"] {
         if let Some(sub) = map.get_mut(word) {
             *sub = json_schema(std::mem::take(sub));
+        }
+    }
+    if !read_only.is_empty() {
+        // Left out of `properties`, a `readOnly` property could still be sent as one more
+        // (an object allows others unless it says not): it is refused by name.
+        let sent: Vec<Value> = read_only
+            .iter()
+            .map(|name| json!({"required": [name]}))
+            .collect();
+        let refused = json!({"not": {"anyOf": sent}});
+        match map.get_mut("allOf") {
+            Some(Value::Array(all)) => all.push(refused),
+            _ => {
+                map.insert("allOf".into(), json!([refused]));
+            }
         }
     }
     for word in ["allOf", "anyOf", "oneOf"] {
@@ -530,6 +545,7 @@ mod tests {
                 "type": "object",
                 "properties": {"age": {"type": ["integer", "null"], "exclusiveMinimum": 0}},
                 "required": ["age"],
+                "allOf": [{"not": {"anyOf": [{"required": ["id"]}]}}],
             })
         );
     }
