@@ -11,24 +11,29 @@ const fn repeat(byte: u8) -> u64 {
     u64::from_ne_bytes([byte; 8])
 }
 
-const ONES: u64 = repeat(0x01);
 const HIGH: u64 = repeat(0x80);
 
-/// Whether any of the eight bytes of `word` is below `n` (at most 128): exact as a yes or
-/// no, though not as to which byte.
-const fn has_byte_below(word: u64, n: u8) -> bool {
-    word.wrapping_sub(repeat(n)) & !word & HIGH != 0
+/// Nonzero when any of the eight bytes of `word` is below `n` (at most 128): exact as a yes
+/// or no, though not as to which byte (a borrow may mark bytes above the first).
+const fn below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(repeat(n)) & !word & HIGH
 }
 
-/// Whether any of the eight bytes of `word` is `byte`.
-const fn has_byte(word: u64, byte: u8) -> bool {
-    let matched = word ^ repeat(byte);
-    matched.wrapping_sub(ONES) & !matched & HIGH != 0
+/// Nonzero when any of the eight bytes of `word` is `byte`.
+const fn equal(word: u64, byte: u8) -> u64 {
+    below(word ^ repeat(byte), 1)
 }
 
 /// Whether JSON needs any of these eight bytes escaped: a control character, `"` or `\`.
+/// The three tests are or-ed without a branch between them.
 const fn needs_escape(word: u64) -> bool {
-    has_byte_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\')
+    below(word, 0x20) | equal(word, b'"') | equal(word, b'\\') != 0
+}
+
+/// The eight bytes of `bytes` from `at`, if there are eight.
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_ne_bytes(chunk))
 }
 
 /// Appends `text` as a JSON string, quotes included.
@@ -40,10 +45,15 @@ pub(crate) fn write_json_string(out: &mut String, text: &str) {
     let mut run = 0;
     let mut at = 0;
     while at < bytes.len() {
-        while let Some(chunk) = bytes.get(at..at + 8) {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            if needs_escape(u64::from_ne_bytes(word)) {
+        // Two words a turn while neither needs an escape, then one.
+        while let (Some(first), Some(second)) = (word_at(bytes, at), word_at(bytes, at + 8)) {
+            if needs_escape(first) | needs_escape(second) {
+                break;
+            }
+            at += 16;
+        }
+        while let Some(word) = word_at(bytes, at) {
+            if needs_escape(word) {
                 break;
             }
             at += 8;
