@@ -18,14 +18,17 @@ impl Context {
     /// client announces a change. Needs the client's `roots` capability.
     pub async fn roots(&self) -> Result<Roots, ClientError> {
         self.require(&["roots"], "roots")?;
-        if let Some(cached) = self.inner.session.cached_roots() {
-            return Ok(Roots::new(cached));
-        }
+        let changes = match self.inner.session.cached_roots() {
+            Ok(cached) => return Ok(Roots::new(cached)),
+            Err(changes) => changes,
+        };
         let answer = self
             .request_client("roots/list", &serde_json::json!({}), None)
             .await?;
         let result: ListRootsResult = read_answer("roots/list", answer)?;
-        self.inner.session.cache_roots(result.roots.clone());
+        self.inner
+            .session
+            .cache_roots(result.roots.clone(), changes);
         Ok(Roots::new(result.roots))
     }
 }

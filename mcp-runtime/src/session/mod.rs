@@ -121,8 +121,10 @@ pub(crate) struct Session {
     subscriptions: Mutex<HashSet<String>>,
     notifications: Notifications,
     client_requests: ClientRequests,
-    /// The client's roots, as last listed; cleared when the client says they changed.
-    roots: Mutex<Option<Vec<Root>>>,
+    /// The client's roots, as last listed (cleared when the client says they changed), and
+    /// how many times the client has said so (an answer asked for before a change is not
+    /// kept).
+    roots: Mutex<(Option<Vec<Root>>, u64)>,
     /// The key replicas share the session under (its `Mcp-Session-Id`), when they do.
     key: OnceLock<String>,
     /// What the client was told of its lists, in one word so that a change and a fetch
@@ -194,7 +196,7 @@ impl Session {
             subscriptions: Mutex::new(HashSet::new()),
             notifications,
             client_requests: ClientRequests::new(),
-            roots: Mutex::new(None),
+            roots: Mutex::new((None, 0)),
             key: OnceLock::new(),
             lists_told: AtomicU8::new(0),
             announced_here: AtomicBool::new(false),
@@ -345,16 +347,27 @@ impl Session {
         &self.client_requests
     }
 
-    pub(crate) fn cached_roots(&self) -> Option<Vec<Root>> {
-        self.roots.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    /// The roots kept, or else the count of changes to give [`cache_roots`](Self::cache_roots)
+    /// with the answer of the `roots/list` asked now.
+    pub(crate) fn cached_roots(&self) -> Result<Vec<Root>, u64> {
+        let roots = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        roots.0.clone().ok_or(roots.1)
     }
 
-    pub(crate) fn cache_roots(&self, roots: Vec<Root>) {
-        *self.roots.lock().unwrap_or_else(|p| p.into_inner()) = Some(roots);
+    /// Keeps the roots a `roots/list` answered, unless the client said they changed since
+    /// it was asked (`changes` is what [`cached_roots`](Self::cached_roots) gave then): over
+    /// HTTP the change and the answer arrive on separate requests, and the older answer
+    /// (a wider set, perhaps) must not outlive the change.
+    pub(crate) fn cache_roots(&self, roots: Vec<Root>, changes: u64) {
+        let mut kept = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.1 == changes {
+            kept.0 = Some(roots);
+        }
     }
 
     pub(crate) fn forget_roots(&self) {
-        *self.roots.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let mut kept = self.roots.lock().unwrap_or_else(|p| p.into_inner());
+        *kept = (None, kept.1 + 1);
     }
 
     /// Whether the client declared a capability, by its path (`["elicitation", "url"]`).
@@ -540,6 +553,28 @@ impl Session {
 mod tests {
     use super::*;
     use crate::protocol::ListKind;
+
+    #[test]
+    fn roots_asked_for_before_a_change_are_not_kept_after_it() {
+        let session = Session::new(Outbound::new().0);
+        let root = |uri: &str| Root {
+            uri: uri.to_owned(),
+            name: None,
+        };
+        // Asked; the client says its roots changed before the answer is read.
+        let asked = session.cached_roots().expect_err("nothing kept yet");
+        session.forget_roots();
+        session.cache_roots(vec![root("file:///wide")], asked);
+        let asked_again = session
+            .cached_roots()
+            .expect_err("the old answer is not kept");
+        // Asked after the change: kept.
+        session.cache_roots(vec![root("file:///narrow")], asked_again);
+        assert_eq!(
+            session.cached_roots().expect("kept"),
+            vec![root("file:///narrow")]
+        );
+    }
 
     /// The sequence only: that a change and a fetch never interleave halfway is by
     /// construction (one word, each update one atomic step), not tested.
