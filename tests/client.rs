@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use mcp_runtime::client::{CallError, CancellationToken, Client, Era, RequestOptions};
+use mcp_runtime::client::{CallError, CancellationToken, Client, Era, Mount, RequestOptions};
 use mcp_runtime::protocol::{LogLevel, Root};
 use mcp_runtime::serde_json::{Map, Value, json};
 use mcp_runtime::tokio;
@@ -19,6 +19,21 @@ fn catalogue() -> tokio::process::Command {
 fn catalogue_with(env: &[(&str, &str)]) -> tokio::process::Command {
     let mut command = catalogue();
     command.envs(env.iter().copied());
+    command
+}
+
+/// The hostile server (tests/servers/hostile_server.py) in `mode`, over stdio: a real
+/// server until its scenario has it misbehave.
+fn hostile(mode: &str, env: &[(&str, &str)]) -> tokio::process::Command {
+    let python = std::env::var("MCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut command = tokio::process::Command::new(python);
+    command
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/servers/hostile_server.py"
+        ))
+        .arg(mode)
+        .envs(env.iter().copied());
     command
 }
 
@@ -495,4 +510,231 @@ async fn changed_roots_are_what_the_server_gets_next() {
     let roots = client.call_tool("list_roots", json!({})).await.unwrap();
     assert_eq!(roots.text(), "file:///srv/elsewhere");
     client.close().await;
+}
+
+/// Waits until `client` lists the resource template `template`.
+async fn wait_for_template(client: &Client, template: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let templates = client.all_resource_templates().await.unwrap();
+        if templates.iter().any(|t| t.uri_template == template) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the gateway never listed {template}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[mcp_runtime::test]
+async fn a_mount_never_removes_or_takes_over_another_mounts_resources() {
+    let victim = Mount::connect("cat", env!("CARGO_BIN_EXE_catalogue"))
+        .await
+        .unwrap();
+    let hijacker = Client::builder()
+        .proxy()
+        .stdio(hostile(
+            "hijack",
+            &[
+                ("VICTIM_RESOURCE", "test://static-text"),
+                ("VICTIM_TEMPLATE", "test://items/{id}/data"),
+            ],
+        ))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(victim)
+        .mount(Mount::new("evil", hijacker).await.unwrap())
+        .build()
+        .unwrap();
+    let caller = Client::builder()
+        .era(Era::Handshake)
+        .in_process(&gateway)
+        .await
+        .unwrap();
+    // The hostile server lists the catalogue's URIs (left out), drops them (nothing of its
+    // own to remove), then lists them again (still the catalogue's); its template names
+    // each generation once the gateway followed it.
+    for generation in 1..=3 {
+        caller.call_tool("evil_next", json!({})).await.unwrap();
+        wait_for_template(&caller, &format!("hostile://gen{generation}/{{rest}}")).await;
+        let listed = caller.all_resources().await.unwrap();
+        assert!(
+            listed.iter().any(|r| r.uri == "test://static-text"),
+            "generation {generation}: the catalogue's resource is gone"
+        );
+        match caller.read_resource("test://static-text").await {
+            Ok(read) => assert_ne!(read.text(), "taken over", "generation {generation}"),
+            Err(error) => panic!("generation {generation}: the catalogue's resource: {error}"),
+        }
+        match caller.read_resource("test://items/1/data").await {
+            Ok(read) => assert!(
+                read.text().contains("item 1"),
+                "generation {generation}: {read:?}"
+            ),
+            Err(error) => panic!("generation {generation}: the catalogue's template: {error}"),
+        }
+    }
+    // Its updates of the catalogue's resource are not passed on; those of its own are.
+    let mut notifications = caller.notifications();
+    caller.subscribe("test://static-text").await.unwrap();
+    caller.subscribe("hostile://own").await.unwrap();
+    caller.call_tool("evil_touch", json!({})).await.unwrap();
+    let updated = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let notification = notifications.next().await.unwrap();
+            if notification.method == "notifications/resources/updated" {
+                return notification.params["uri"].clone();
+            }
+        }
+    })
+    .await
+    .expect("no resource update reached the caller");
+    assert_eq!(updated, "hostile://own");
+    caller.close().await;
+}
+
+#[mcp_runtime::test]
+async fn an_answer_stream_the_server_leaves_open_is_closed_once_the_answer_came() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/servers/hostile_server.py");
+    let server = HttpServer::spawn_with_args(script.as_ref(), &["linger".as_ref()], &[]);
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .http(&server.url("/mcp"))
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        let answered = client.call_tool("answer", json!({})).await.unwrap();
+        assert_eq!(answered.text(), "answered");
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let open = server.request("GET", "/open").send().json()["open"].clone();
+        if open == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the client still holds {open} answer streams open"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn pages_without_end_fail_the_listing_naming_it() {
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .stdio(hostile("endless_pages", &[]))
+        .await
+        .unwrap();
+    let listing = tokio::time::timeout(Duration::from_secs(60), client.all_tools())
+        .await
+        .expect("the client follows the pages for ever");
+    match listing {
+        Err(CallError::Protocol(message)) => {
+            assert!(message.contains("`tools/list`"), "{message}");
+            assert!(message.contains("10000 pages"), "{message}");
+        }
+        other => panic!("endless pages are a protocol error: {other:?}"),
+    }
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_listen_never_acknowledged_fails_after_the_clients_timeout_and_a_mount_still_starts() {
+    let quiet = || {
+        Client::builder()
+            .proxy()
+            .timeout(Duration::from_millis(500))
+            .stdio(hostile("no_acknowledge", &[]))
+    };
+    let within = Duration::from_secs(20);
+    let client = quiet().await.unwrap();
+    assert!(client.server().stateless);
+    let listening =
+        tokio::time::timeout(within, client.listen(json!({ "toolsListChanged": true })))
+            .await
+            .expect("the client waits for the acknowledgement for ever");
+    match listening {
+        Err(CallError::Timeout { method }) => assert_eq!(method, "subscriptions/listen"),
+        other => panic!("an acknowledgement that never comes is a timeout: {other:?}"),
+    }
+    client.close().await;
+
+    let mount = tokio::time::timeout(within, async { Mount::new("quiet", quiet().await?).await })
+        .await
+        .expect("the mount waits for the acknowledgement for ever")
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(mount)
+        .build()
+        .unwrap();
+    let caller = Client::builder().in_process(&gateway).await.unwrap();
+    let answered = caller.call_tool("quiet_answer", json!({})).await.unwrap();
+    assert_eq!(answered.text(), "answered");
+    caller.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_flood_of_server_requests_is_answered_at_most_64_at_once_and_the_rest_refused() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const FLOOD: usize = 200;
+    let handled = Arc::new(AtomicUsize::new(0));
+    let counted = handled.clone();
+    let client = Client::builder()
+        .era(Era::Handshake)
+        // Each request of the server is held for as long as the client lives.
+        .on_sampling(move |_request| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            std::future::pending()
+        })
+        .stdio(hostile("request_flood", &[("FLOOD", &FLOOD.to_string())]))
+        .await
+        .unwrap();
+    client.call_tool("flood", json!({})).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let refused: usize = client
+            .call_tool("refused", json!({}))
+            .await
+            .unwrap()
+            .text()
+            .parse()
+            .unwrap();
+        let handled = handled.load(Ordering::SeqCst);
+        if refused + handled == FLOOD {
+            assert_eq!(handled, mcp_runtime::client::MAX_SERVER_REQUESTS);
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "of {FLOOD} requests, {handled} are answered and {refused} refused"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The client's own requests go on.
+    client.ping().await.unwrap();
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_server_that_stops_reading_its_input_cannot_hold_the_client_or_its_closing() {
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .stdio(hostile("stall", &[]))
+        .await
+        .unwrap();
+    // The server's pings are answered until its input is full; its answer still comes.
+    let stalled = client.call_tool("stall", json!({})).await.unwrap();
+    assert_eq!(stalled.text(), "stalled");
+    tokio::time::timeout(Duration::from_secs(20), client.close())
+        .await
+        .expect("closing waits for the server to read its input");
 }

@@ -3,7 +3,7 @@
 //! to whoever listens, and the metadata every stateless request carries.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::types::{Notification, Progress, ServerIdentity};
 use super::wire::{Outgoing, Wire};
-use super::{CallError, Forward, Handlers, RequestOptions};
+use super::{CallError, Forward, Handlers, MAX_SERVER_REQUESTS, RequestOptions};
 use crate::protocol::{Implementation, RpcError};
 use crate::registry::headers::{HeaderParam, header_params};
 
@@ -27,6 +27,11 @@ const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// How many times one stateless request is sent again with answers before the client gives
 /// up on a server that keeps asking.
 const MAX_ROUNDS: usize = 16;
+
+/// How many refusals of the server's requests (past [`MAX_SERVER_REQUESTS`]) may be on
+/// their way at once; past that, a request is dropped unanswered (a server sending that
+/// many is not waiting for answers).
+const MAX_REFUSALS: usize = 256;
 
 type Answer = Result<Value, RpcError>;
 
@@ -50,8 +55,11 @@ pub(crate) struct Engine {
     client_meta: Map<String, Value>,
     log_level: Mutex<Option<String>>,
     pub(crate) timeout: Duration,
-    /// The server's requests being answered, by their id as JSON text.
+    /// The server's requests being answered, by their id as JSON text: at most
+    /// [`MAX_SERVER_REQUESTS`].
     serving: Mutex<HashMap<String, CancellationToken>>,
+    /// The refusals of the server's requests on their way: at most [`MAX_REFUSALS`].
+    refusing: AtomicUsize,
     /// The mirrored arguments of each tool, as its last listing said (2026-07-28).
     header_params: Mutex<HashMap<String, Vec<HeaderParam>>>,
     /// Why the connection ended, once it has.
@@ -88,6 +96,7 @@ impl Engine {
             log_level: Mutex::new(None),
             timeout,
             serving: Mutex::new(HashMap::new()),
+            refusing: AtomicUsize::new(0),
             header_params: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
             shutdown: CancellationToken::new(),
@@ -481,10 +490,15 @@ impl Engine {
                 })
         };
         let token = CancellationToken::new();
-        self.serving
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.clone(), token.clone());
+        {
+            let mut serving = self.serving.lock().unwrap_or_else(|p| p.into_inner());
+            if serving.len() >= MAX_SERVER_REQUESTS && !serving.contains_key(&key) {
+                drop(serving);
+                self.refuse(id, &method);
+                return;
+            }
+            serving.insert(key.clone(), token.clone());
+        }
         let engine = Arc::downgrade(self);
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
@@ -516,10 +530,49 @@ impl Engine {
                 Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
                 Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
             };
-            if let Err(error) = engine.wire().send(Outgoing::response(message)).await {
+            engine.send_answer(message).await;
+        });
+    }
+
+    /// Answers a request of the server with a busy error, when [`MAX_SERVER_REQUESTS`] are
+    /// being answered already.
+    fn refuse(self: &Arc<Self>, id: Value, method: &str) {
+        if self.refusing.fetch_add(1, Ordering::Relaxed) >= MAX_REFUSALS {
+            self.refusing.fetch_sub(1, Ordering::Relaxed);
+            tracing::debug!(
+                method,
+                "a request of the server is dropped: too many are refused already"
+            );
+            return;
+        }
+        let error = RpcError::new(
+            crate::protocol::code::SERVER_BUSY,
+            format!(
+                "this client is answering {MAX_SERVER_REQUESTS} requests of the server already, its limit; `{method}` is refused"
+            ),
+        );
+        let message = json!({ "jsonrpc": "2.0", "id": id, "error": error });
+        let engine = self.clone();
+        tokio::spawn(async move {
+            engine.send_answer(message).await;
+            engine.refusing.fetch_sub(1, Ordering::Relaxed);
+        });
+    }
+
+    /// Sends the answer to a request of the server, giving up after the client's timeout
+    /// (a server that does not read its input) or when the connection ends.
+    async fn send_answer(&self, message: Value) {
+        let sent = tokio::select! {
+            sent = tokio::time::timeout(self.timeout, self.wire().send(Outgoing::response(message))) => sent,
+            () = self.shutdown.cancelled() => return,
+        };
+        match sent {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
                 tracing::debug!(%error, "the answer to a server request could not be sent");
             }
-        });
+            Err(_) => tracing::debug!("the answer to a server request could not be sent in time"),
+        }
     }
 
     /// What the user's handlers answer to a server request.

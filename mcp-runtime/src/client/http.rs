@@ -519,7 +519,17 @@ impl Shared {
                 }
                 match serde_json::from_str::<Value>(&event.data) {
                     Ok(message) => match self.engine() {
-                        Some(engine) => engine.receive_for(message, request),
+                        Some(engine) => {
+                            engine.receive_for(message, request);
+                            // The answer came: the stream has nothing more for this
+                            // request, and is dropped (its connection closed) even if the
+                            // server leaves it open.
+                            if let Some(id) = request
+                                && !engine.is_waiting(id)
+                            {
+                                return saw;
+                            }
+                        }
                         None => return saw,
                     },
                     Err(e) => tracing::warn!(error = %e, "an event's data is not JSON"),

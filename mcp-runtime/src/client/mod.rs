@@ -630,8 +630,11 @@ impl Client {
     /// `filter` is a `SubscriptionFilter` (`{"toolsListChanged": true,
     /// "resourceSubscriptions": ["file:///…"]}`). They arrive on
     /// [`notifications`](Client::notifications) until the returned [`Listening`] is dropped.
-    /// Returns once the server acknowledged what it will send. (In the handshake era, notifications need no
-    /// asking; use [`subscribe`](Client::subscribe) for a resource's updates.)
+    /// Returns once the server acknowledged what it will send; a server that sends no
+    /// acknowledgement within the client's [timeout](ClientBuilder::timeout) fails the call
+    /// with [`CallError::Timeout`] (and is told the request is cancelled). (In the
+    /// handshake era, notifications need no asking; use [`subscribe`](Client::subscribe)
+    /// for a resource's updates.)
     pub async fn listen(&self, filter: Value) -> Result<Listening, CallError> {
         if !self.server().stateless {
             return Err(CallError::Usage(
@@ -669,15 +672,34 @@ impl Client {
         };
         tokio::pin!(acknowledged);
         let mut request = request;
-        tokio::select! {
-            acknowledged = &mut acknowledged => Ok(Listening {
-                acknowledged: acknowledged?,
+        // The request lasts as long as the listener, but its acknowledgement comes at once
+        // from a server that sends one: a server that never does fails the call after the
+        // client's timeout, not never.
+        let answered = tokio::time::timeout(self.engine().timeout, async {
+            tokio::select! {
+                acknowledged = &mut acknowledged => acknowledged,
+                ended = &mut request => match ended {
+                    Ok(Err(error)) => Err(error),
+                    _ => Err(CallError::Protocol("the server ended `subscriptions/listen` at once".into())),
+                },
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(CallError::Timeout {
+                method: "subscriptions/listen".into(),
+            })
+        });
+        match answered {
+            Ok(acknowledged) => Ok(Listening {
+                acknowledged,
                 token,
             }),
-            ended = &mut request => match ended {
-                Ok(Err(error)) => Err(error),
-                _ => Err(CallError::Protocol("the server ended `subscriptions/listen` at once".into())),
-            },
+            Err(error) => {
+                // The server is told, and the request's task ends.
+                token.cancel();
+                Err(error)
+            }
         }
     }
 
@@ -721,17 +743,28 @@ impl Client {
         Ok((items, next))
     }
 
+    /// Every item of a list, page after page, up to [`MAX_PAGES`] pages and [`MAX_ITEMS`]
+    /// items: a server that hands out cursors for ever fails the call instead of holding
+    /// the client for ever. Each cursor is remembered by a hash of it (not its text), to
+    /// refuse pages that come round in a circle.
     async fn all<T: DeserializeOwned>(&self, method: &str, key: &str) -> Result<Vec<T>, CallError> {
+        use std::hash::BuildHasher as _;
         let mut all = Vec::new();
         let mut cursor: Option<String> = None;
+        let hasher = std::collections::hash_map::RandomState::new();
         let mut seen = std::collections::HashSet::new();
-        loop {
+        for _ in 0..MAX_PAGES {
             let (items, next) = self.page(method, key, cursor.as_deref()).await?;
+            if all.len() + items.len() > MAX_ITEMS {
+                return Err(CallError::Protocol(format!(
+                    "`{method}` lists more than {MAX_ITEMS} items; the client stops there"
+                )));
+            }
             for item in items {
                 all.push(read_item(method, item)?);
             }
             match next {
-                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+                Some(next) if seen.insert(hasher.hash_one(&next)) => cursor = Some(next),
                 Some(_) => {
                     return Err(CallError::Protocol(format!(
                         "the pages of `{method}` come round in a circle"
@@ -740,6 +773,9 @@ impl Client {
                 None => return Ok(all),
             }
         }
+        Err(CallError::Protocol(format!(
+            "`{method}` has more than {MAX_PAGES} pages; the client stops there"
+        )))
     }
 
     async fn one_page<T: DeserializeOwned>(
@@ -761,7 +797,8 @@ impl Client {
         self.one_page("tools/list", "tools", cursor).await
     }
 
-    /// Every tool, following the pages.
+    /// Every tool, following the pages (at most [`MAX_PAGES`] of them, [`MAX_ITEMS`] tools:
+    /// beyond, a [`CallError::Protocol`] naming the list).
     pub async fn all_tools(&self) -> Result<Vec<ToolInfo>, CallError> {
         self.all("tools/list", "tools").await
     }
@@ -789,7 +826,8 @@ impl Client {
         self.one_page("prompts/list", "prompts", cursor).await
     }
 
-    /// Every prompt, following the pages.
+    /// Every prompt, following the pages (at most [`MAX_PAGES`] of them, [`MAX_ITEMS`]
+    /// prompts).
     pub async fn all_prompts(&self) -> Result<Vec<PromptInfo>, CallError> {
         self.all("prompts/list", "prompts").await
     }
@@ -813,7 +851,8 @@ impl Client {
         self.one_page("resources/list", "resources", cursor).await
     }
 
-    /// Every resource, following the pages.
+    /// Every resource, following the pages (at most [`MAX_PAGES`] of them, [`MAX_ITEMS`]
+    /// resources).
     pub async fn all_resources(&self) -> Result<Vec<ResourceInfo>, CallError> {
         self.all("resources/list", "resources").await
     }
@@ -827,7 +866,8 @@ impl Client {
             .await
     }
 
-    /// Every resource template, following the pages.
+    /// Every resource template, following the pages (at most [`MAX_PAGES`] of them,
+    /// [`MAX_ITEMS`] templates).
     pub async fn all_resource_templates(&self) -> Result<Vec<ResourceTemplateInfo>, CallError> {
         self.all("resources/templates/list", "resourceTemplates")
             .await
@@ -944,6 +984,21 @@ impl Client {
         engine.wire().close().await;
     }
 }
+
+/// The most pages of one list that [`Client::all_tools`] and the other `all_` calls follow
+/// (10,000): far more than a real server sends, and an end to a server that hands out a
+/// fresh cursor for ever.
+pub const MAX_PAGES: usize = 10_000;
+
+/// The most items of one list that [`Client::all_tools`] and the other `all_` calls gather
+/// (1,000,000).
+pub const MAX_ITEMS: usize = 1_000_000;
+
+/// The most requests of the server (sampling, elicitation, roots, ping) a client answers at
+/// once (64, as many as a server takes from one client by default): past it, a request is
+/// answered at once with a busy error (-32000) naming the limit, so a server flooding its
+/// client with requests holds a bounded share of it.
+pub const MAX_SERVER_REQUESTS: usize = 64;
 
 fn read_item<T: DeserializeOwned>(method: &str, item: Value) -> Result<T, CallError> {
     serde_json::from_value(item)

@@ -1,5 +1,6 @@
 //! Servers composed from other servers: [`Mount`].
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -73,6 +74,44 @@ pub struct Mount {
     notifications: super::Notifications,
     /// The stateless era's `subscriptions/listen` for those changes, while it lasts.
     listening: Option<super::Listening>,
+    /// The items of the mounted server that this server lists for it, by their names and
+    /// URIs there: only these are removed or replaced when its lists change, and only the
+    /// updates of these resources are passed on. An item left out because its name or URI
+    /// is another's stays the other's.
+    owned: Owned,
+}
+
+/// The keys of the items a mount added to the server: tool and prompt names as the mounted
+/// server names them, resource URIs, template URIs.
+#[derive(Default)]
+struct Owned {
+    tools: HashSet<String>,
+    prompts: HashSet<String>,
+    resources: HashSet<String>,
+    templates: HashSet<String>,
+}
+
+impl Owned {
+    /// Every item of `listed`: once the server is built, it holds them all (a clash fails
+    /// the build).
+    fn all(listed: &Listed) -> Owned {
+        Owned {
+            tools: listed.tools.iter().map(|t| t.name.clone()).collect(),
+            prompts: listed.prompts.iter().map(|p| p.name.clone()).collect(),
+            resources: listed.resources.iter().map(|r| r.uri.clone()).collect(),
+            templates: listed
+                .templates
+                .iter()
+                .map(|t| t.uri_template.clone())
+                .collect(),
+        }
+    }
+
+    /// Whether `uri` is one of the mount's resources: only their updates are passed on
+    /// (a URI only a template matches may be another's resource).
+    fn serves(&self, uri: &str) -> bool {
+        self.resources.contains(uri)
+    }
 }
 
 impl std::fmt::Debug for Mount {
@@ -144,6 +183,7 @@ impl Mount {
             listed,
             notifications,
             listening,
+            owned: Owned::default(),
         })
     }
 
@@ -293,6 +333,7 @@ impl Mount {
         }
         let server = server.clone();
         let mut mount = self;
+        mount.owned = Owned::all(&mount.listed);
         tokio::spawn(async move {
             while let Some(notification) = mount.notifications.next().await {
                 match notification.method.as_str() {
@@ -302,8 +343,16 @@ impl Mount {
                         mount.refresh(&server).await;
                     }
                     "notifications/resources/updated" => {
-                        if let Some(uri) = notification.params["uri"].as_str() {
-                            server.notify_resource_updated(uri);
+                        match notification.params["uri"].as_str() {
+                            Some(uri) if mount.owned.serves(uri) => {
+                                server.notify_resource_updated(uri)
+                            }
+                            Some(uri) => tracing::debug!(
+                                prefix = mount.prefix,
+                                uri,
+                                "an update of a resource the mounted server does not serve here is dropped"
+                            ),
+                            None => {}
                         }
                     }
                     "notifications/message" => {
@@ -330,35 +379,42 @@ impl Mount {
             }
         };
         let old = std::mem::replace(&mut self.listed, listed);
+        let mut owned = std::mem::take(&mut self.owned);
         let mut problems = Vec::new();
-        for tool in changed(&old.tools, &self.listed.tools, |t| &t.name) {
-            server.remove_tool(&format!("{}_{}", self.prefix, tool.name));
-        }
-        for tool in changed(&self.listed.tools, &old.tools, |t| &t.name) {
-            problems.extend(server.add_dynamic_tool(self.tool(tool)).err());
-        }
-        for prompt in changed(&old.prompts, &self.listed.prompts, |p| &p.name) {
-            server.remove_prompt(&format!("{}_{}", self.prefix, prompt.name));
-        }
-        for prompt in changed(&self.listed.prompts, &old.prompts, |p| &p.name) {
-            problems.extend(server.add_dynamic_prompt(self.prompt(prompt)).err());
-        }
-        for resource in changed(&old.resources, &self.listed.resources, |r| &r.uri) {
-            server.remove_resource(&resource.uri);
-        }
-        for resource in changed(&self.listed.resources, &old.resources, |r| &r.uri) {
-            problems.extend(
-                server
-                    .add_dynamic_resource(self.listed_resource(resource))
-                    .err(),
-            );
-        }
-        for template in changed(&old.templates, &self.listed.templates, |t| &t.uri_template) {
-            server.remove_resource(&template.uri_template);
-        }
-        for template in changed(&self.listed.templates, &old.templates, |t| &t.uri_template) {
-            problems.extend(server.add_dynamic_resource(self.template(template)).err());
-        }
+        let prefixed = |name: &str| format!("{}_{name}", self.prefix);
+        follow_changes(
+            (&old.tools, &self.listed.tools),
+            |t| &t.name,
+            &mut owned.tools,
+            |tool| server.remove_tool(&prefixed(&tool.name)),
+            |tool| server.add_dynamic_tool(self.tool(tool)),
+            &mut problems,
+        );
+        follow_changes(
+            (&old.prompts, &self.listed.prompts),
+            |p| &p.name,
+            &mut owned.prompts,
+            |prompt| server.remove_prompt(&prefixed(&prompt.name)),
+            |prompt| server.add_dynamic_prompt(self.prompt(prompt)),
+            &mut problems,
+        );
+        follow_changes(
+            (&old.resources, &self.listed.resources),
+            |r| &r.uri,
+            &mut owned.resources,
+            |resource| server.remove_resource(&resource.uri),
+            |resource| server.add_dynamic_resource(self.listed_resource(resource)),
+            &mut problems,
+        );
+        follow_changes(
+            (&old.templates, &self.listed.templates),
+            |t| &t.uri_template,
+            &mut owned.templates,
+            |template| server.remove_resource(&template.uri_template),
+            |template| server.add_dynamic_resource(self.template(template)),
+            &mut problems,
+        );
+        self.owned = owned;
         for problem in problems {
             tracing::warn!(prefix = self.prefix, %problem, "an item of the mounted server is left out");
         }
@@ -367,6 +423,33 @@ impl Mount {
             ask_for_changes(&self.prefix, &self.client, &self.listed, &old.resources).await
         {
             self.listening = Some(listening);
+        }
+    }
+}
+
+/// Brings one of the server's lists in step with a mounted server's list, from `old` to
+/// `new`: an item gone or changed is removed if the mount added it (`owned`), one new or
+/// changed is added and then owned; an item refused (its name or URI is another's) is a
+/// problem, and stays the other's.
+fn follow_changes<T: PartialEq>(
+    (old, new): (&[T], &[T]),
+    key: impl Fn(&T) -> &String,
+    owned: &mut HashSet<String>,
+    remove: impl Fn(&T) -> bool,
+    add: impl Fn(&T) -> Result<(), crate::CatalogueError>,
+    problems: &mut Vec<crate::CatalogueError>,
+) {
+    for item in changed(old, new, &key) {
+        if owned.remove(key(item)) {
+            remove(item);
+        }
+    }
+    for item in changed(new, old, &key) {
+        match add(item) {
+            Ok(()) => {
+                owned.insert(key(item).clone());
+            }
+            Err(problem) => problems.push(problem),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! A server run as a child process, spoken to over its standard input and output, one JSON
-//! message per line. Closing ends its input, gives it two seconds to exit, then kills it; a
-//! child still running when the client is dropped is killed.
+//! message per line. Lines are written by one task, from a bounded queue, so that a sender
+//! that gives up (its timeout) never leaves half a line behind, and a server that stops
+//! reading holds at most the queue. Closing ends its input, gives it two seconds to exit,
+//! then kills it; a child still running when the client is dropped is killed.
 
 use std::process::Stdio as Piped;
 use std::sync::{Arc, Weak};
@@ -9,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
 
 use super::CallError;
 use super::engine::Engine;
@@ -17,8 +19,12 @@ use super::engine::Engine;
 /// The longest line read from the server.
 const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// How many lines wait for the server to read its input before a sender waits too.
+const QUEUED_LINES: usize = 64;
+
 pub(crate) struct Stdio {
-    input: Mutex<Option<ChildStdin>>,
+    /// The lines to write, until the connection is closed.
+    input: std::sync::Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     child: Mutex<Option<Child>>,
 }
 
@@ -38,6 +44,8 @@ impl Stdio {
         let output = child.stdout.take().expect("stdout is piped");
         let weak = Arc::downgrade(engine);
         let shutdown = engine.shutdown.clone();
+        let (lines, queued) = mpsc::channel(QUEUED_LINES);
+        tokio::spawn(write(input, queued, shutdown.clone()));
         tokio::spawn(async move {
             tokio::select! {
                 reason = read(output, weak.clone()) => {
@@ -49,7 +57,7 @@ impl Stdio {
             }
         });
         Ok(Stdio {
-            input: Mutex::new(Some(input)),
+            input: std::sync::Mutex::new(Some(lines)),
             child: Mutex::new(Some(child)),
         })
     }
@@ -57,21 +65,21 @@ impl Stdio {
     pub(crate) async fn send(&self, message: &Value) -> Result<(), CallError> {
         let mut line = serde_json::to_vec(message).expect("a JSON value serialises");
         line.push(b'\n');
-        let mut input = self.input.lock().await;
-        let Some(stdin) = input.as_mut() else {
-            return Err(CallError::Closed("the connection is closed".into()));
-        };
-        let written = async {
-            stdin.write_all(&line).await?;
-            stdin.flush().await
-        };
-        written
+        let lines = self
+            .input
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| CallError::Closed("the connection is closed".into()))?;
+        lines
+            .send(line)
             .await
-            .map_err(|e| CallError::Closed(format!("the server's input is closed: {e}")))
+            .map_err(|_| CallError::Closed("the server's input is closed".into()))
     }
 
     pub(crate) async fn close(&self) {
-        self.input.lock().await.take();
+        // The writer ends the child's input once the lines queued are written.
+        self.input.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(mut child) = self.child.lock().await.take() else {
             return;
         };
@@ -81,6 +89,30 @@ impl Stdio {
         {
             let _ = child.kill().await;
         }
+    }
+}
+
+/// Writes the queued lines to the child's input, whole, until the queue is closed, the
+/// input breaks or the engine is gone; then closes the input.
+async fn write(
+    mut input: ChildStdin,
+    mut lines: mpsc::Receiver<Vec<u8>>,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let written = async {
+        while let Some(line) = lines.recv().await {
+            input.write_all(&line).await?;
+            input.flush().await?;
+        }
+        Ok::<(), std::io::Error>(())
+    };
+    tokio::select! {
+        outcome = written => {
+            if let Err(error) = outcome {
+                tracing::debug!(%error, "the server's input is closed");
+            }
+        }
+        () = shutdown.cancelled() => {}
     }
 }
 
