@@ -812,6 +812,91 @@ fn a_file_put_in_the_place_of_the_one_checked_is_not_removed() {
     assert!(sandbox.root.join("victim-old.txt").exists());
 }
 
+/// Deletes the file at `path` and puts another there with `contents`, born later but with the
+/// old one's inode number: the case that device and inode alone cannot tell apart. ext4 gives
+/// a new file the lowest free inode number of the folder's group, so files are created beside
+/// it until one gets the freed number (others may have freed lower ones meanwhile); that one
+/// takes the name. Returns whether the number was reused.
+#[cfg(unix)]
+fn recreate_in_the_same_inode(path: &Path, contents: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let old = std::fs::symlink_metadata(path).unwrap();
+    // File times come from a clock that ticks every few milliseconds: let it tick, so that
+    // the new file is born after the old one.
+    if let Ok(born) = old.created() {
+        let later = born + std::time::Duration::from_millis(50);
+        while std::time::SystemTime::now() < later {
+            std::thread::yield_now();
+        }
+    }
+    std::fs::remove_file(path).unwrap();
+    let folder = path.parent().unwrap();
+    let mut others = Vec::new();
+    let mut reused = false;
+    for n in 0..10_000 {
+        let candidate = folder.join(format!(".new-{n}"));
+        std::fs::write(&candidate, contents).unwrap();
+        let new = std::fs::symlink_metadata(&candidate).unwrap();
+        if (new.dev(), new.ino()) == (old.dev(), old.ino()) {
+            std::fs::rename(&candidate, path).unwrap();
+            reused = true;
+            break;
+        }
+        others.push(candidate);
+    }
+    if !reused {
+        std::fs::write(path, contents).unwrap();
+    }
+    for other in others {
+        std::fs::remove_file(other).unwrap();
+    }
+    reused
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_deleted_and_created_again_in_the_same_inode_is_not_removed() {
+    let sandbox = Sandbox::new("recreated-file");
+    let victim = sandbox.root.join("victim.txt");
+    std::fs::write(&victim, "checked").unwrap();
+    let (folder, name) = sandbox
+        .roots()
+        .locate("victim.txt")
+        .unwrap()
+        .open_parent()
+        .unwrap();
+    let identity = folder.removable(&name).unwrap().identity();
+    let reused = recreate_in_the_same_inode(&victim, "never checked");
+    println!("the new file took the old one's inode: {reused}");
+
+    let refused = folder.remove_file_if_same(&name, identity).unwrap_err();
+    assert!(matches!(refused, FenceError::Changed { .. }), "{refused}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "never checked");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_deleted_and_created_again_during_the_delete_confirmation_is_kept() {
+    let sandbox = Sandbox::new("e2e-delete-recreated");
+    let victim = sandbox.root.join("victim.txt");
+    std::fs::write(&victim, "shown to the user").unwrap();
+    let mut server = files_server(&sandbox);
+    let result = call_tool_answering(
+        &mut server,
+        2,
+        "delete_file",
+        json!({"path": "victim.txt"}),
+        |_| {
+            let reused = recreate_in_the_same_inode(&victim, "never shown");
+            println!("the new file took the old one's inode: {reused}");
+            json!({"action": "accept", "content": {"confirm": true}})
+        },
+    );
+    assert!(is_error(&result), "{result}");
+    assert_eq!(error_code(&result), "file_changed", "{result}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "never shown");
+}
+
 #[test]
 fn a_folder_swapped_for_a_link_after_it_was_listed_is_not_entered() {
     let sandbox = Sandbox::new("listed-folder");

@@ -402,9 +402,10 @@ impl FencedDir {
     }
 
     /// Removes a file only if the name still names the file identified earlier (by
-    /// [`FileInfo::identity`]): what a tool calls after asking the user, holding this
-    /// directory, so that neither a swapped folder nor a file put in the old one's place is
-    /// removed instead. Refuses a directory and a regular file with other hard links.
+    /// [`FileInfo::identity`]: device, inode and birth time): what a tool calls after asking
+    /// the user, holding this directory, so that neither a swapped folder nor a file put in
+    /// the old one's place — even one that was given the old one's inode number — is removed
+    /// instead. Refuses a directory and a regular file with other hard links.
     ///
     /// The name is checked and then removed, in two steps: a process that can write in this
     /// very directory can still swap the name in between, and then *that* entry of this
@@ -560,8 +561,16 @@ impl fmt::Display for FileKind {
     }
 }
 
-/// Which file a file is, whatever its name: its device and inode number. Two names with the
-/// same identity are the same file.
+/// Which file a file is, whatever its name: its device, its inode number, and when it was
+/// born. Two names with the same identity are the same file.
+///
+/// The inode number alone does not tell a file from one created after it was deleted: the
+/// new file may get the freed number, and on ext4 the next file created in that folder
+/// usually does. The birth time does tell them apart: it is the file system's own
+/// (`statx`'s `btime`, on Linux 4.11 and later, on file systems that keep it), or else the
+/// time of the file's last status change (`ctime`), which is new for a new file too — but
+/// also for the same file once it was written, renamed or given a link, which then counts as
+/// another file: a check by identity refuses rather than acts on it.
 ///
 /// Compared on Unix; on other systems every identity is the same, so a check by identity
 /// always passes there.
@@ -577,19 +586,53 @@ impl fmt::Display for FileKind {
 /// let before = roots.locate("a.txt").unwrap().metadata().unwrap().identity();
 /// std::fs::rename(dir.join("a.txt"), dir.join("b.txt")).unwrap();
 /// let renamed = roots.locate("b.txt").unwrap().metadata().unwrap().identity();
-/// assert_eq!(before, renamed); // the same file under another name
+/// // The same file under another name (a rename changes the `ctime` that stands in for a
+/// // birth time where the file system keeps none).
+/// if std::fs::metadata(dir.join("b.txt")).unwrap().created().is_ok() {
+///     assert_eq!(before, renamed);
+/// }
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FileIdentity {
     device: u64,
     inode: u64,
+    /// The birth time (or, where the file system keeps none, the last status change), in
+    /// seconds and nanoseconds since 1970.
+    born: (i64, u32),
 }
 
 impl fmt::Display for FileIdentity {
-    /// `device:inode`, e.g. to key a question about this very file.
+    /// `device:inode:seconds.nanoseconds`, e.g. to key a question about this very file.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.device, self.inode)
+        let (seconds, nanoseconds) = self.born;
+        write!(
+            f,
+            "{}:{}:{seconds}.{nanoseconds:09}",
+            self.device, self.inode
+        )
+    }
+}
+
+/// When a file was born, as [`FileIdentity`] keeps it.
+#[cfg(unix)]
+fn born(metadata: &Metadata) -> (i64, u32) {
+    use cap_std::fs::MetadataExt;
+    match metadata.created() {
+        Ok(created) => match created.into_std().duration_since(std::time::UNIX_EPOCH) {
+            Ok(after) => (
+                i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+                after.subsec_nanos(),
+            ),
+            Err(before) => (
+                i64::try_from(before.duration().as_secs()).map_or(i64::MIN, |s| -s),
+                before.duration().subsec_nanos(),
+            ),
+        },
+        Err(_) => (
+            metadata.ctime(),
+            u32::try_from(metadata.ctime_nsec()).unwrap_or_default(),
+        ),
     }
 }
 
@@ -628,17 +671,29 @@ impl FileInfo {
             FileKind::Other
         };
         #[cfg(unix)]
-        let (device, inode, links) = {
+        let (identity, links) = {
             use cap_std::fs::MetadataExt;
-            (metadata.dev(), metadata.ino(), metadata.nlink())
+            let identity = FileIdentity {
+                device: metadata.dev(),
+                inode: metadata.ino(),
+                born: born(metadata),
+            };
+            (identity, metadata.nlink())
         };
         #[cfg(not(unix))]
-        let (device, inode, links) = (0, 0, 1);
+        let (identity, links) = (
+            FileIdentity {
+                device: 0,
+                inode: 0,
+                born: (0, 0),
+            },
+            1,
+        );
         FileInfo {
             kind,
             size: metadata.len(),
             links,
-            identity: FileIdentity { device, inode },
+            identity,
         }
     }
 
