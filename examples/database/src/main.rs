@@ -2,7 +2,8 @@
 //! created in memory, or a database file named on the command line.
 //!
 //! - `query_database`: runs one read-only `SELECT` and returns the rows as structured output;
-//!   anything else is refused as a tool error.
+//!   anything else is refused as a tool error, and so is a query that runs too long or
+//!   returns too much.
 //! - `sqlite://schema`: the DDL of every table, as a static resource.
 //! - `sqlite://tables/{table}/ddl`: the DDL of one table, a template whose `table` completes
 //!   and whose `list` names every table.
@@ -11,22 +12,30 @@
 //! ```text
 //! cargo run -p database                          # the shop, in memory, over stdio
 //! cargo run -p database -- --db shop.db          # a file; created and seeded if it has no table
+//! cargo run -p database -- --time-limit 30       # let a query run 30 s (10 s by default)
 //! cargo run -p database -- --http 127.0.0.1:8080 # Streamable HTTP at /mcp instead of stdio
 //! ```
 //!
-//! `main` opens the database and gives the connection to the server as state: every tool,
-//! resource and prompt takes it as `State<Database>`. Once the shop's tables are in, the
-//! connection only reads (`PRAGMA query_only`): no request can change the database.
+//! `main` opens the database and gives it to the server as state: every tool, resource and
+//! prompt takes it as `State<Database>`. Once the shop's tables are in, every connection the
+//! server opens is read-only, and each query of the model's runs on a connection of its own
+//! whose authorizer lets SQLite compile nothing but reads: no request can change the
+//! database, nor the connection the next request uses.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::RpcError;
 use mcp_runtime::{State, resource_not_found, schemars, serde, serde_json};
+use rusqlite::fallible_iterator::FallibleIterator;
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{
+    Batch, Connection, ErrorCode, OpenFlags, OptionalExtension, Statement, TransactionBehavior,
+};
 
 /// The example's data, loaded into a database that has no table yet.
 const SEED: &str = "
@@ -59,10 +68,23 @@ const SEED: &str = "
         (2, 1, 5, '2025-02-11'), (3, 1, 1, '2025-03-01');
 ";
 
-/// The database the server answers from: one SQLite connection, which `main` opens and gives
-/// the server as state.
+/// The in-memory database, by a name that SQLite's `memdb` file system shares among the
+/// connections of this process (a name starting with `/`): the read-only connections then
+/// see what the seeding one wrote, which a private `:memory:` database would not let them.
+const IN_MEMORY: &str = "file:/shop?vfs=memdb";
+
+/// How long a query may run unless `--time-limit` says otherwise.
+const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The database the server answers from, which `main` opens and gives the server as state.
 struct Database {
+    /// The file, or [`IN_MEMORY`]: what each query's connection opens.
+    path: PathBuf,
+    /// The server's own connection, for the schema and the DDL. The model's SQL never runs
+    /// on it, so a long query never holds it up; in memory, it also keeps the database alive.
     connection: Mutex<Connection>,
+    /// How long one query may run.
+    time_limit: Duration,
 }
 
 /// The condition on `sqlite_schema` that picks the database's tables, leaving out those
@@ -71,29 +93,31 @@ const USER_TABLES: &str = "type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE 
 
 impl Database {
     /// Opens the file at `path` (creating it when missing), or a new database in memory when
-    /// there is no path. A database without a table is given the shop's; then the connection
-    /// is made read-only.
-    fn open(path: Option<&Path>) -> rusqlite::Result<Database> {
-        let mut connection = match path {
-            Some(path) => Connection::open(path)?,
-            None => Connection::open_in_memory()?,
-        };
+    /// there is no path. A database without a table is given the shop's; from then on the
+    /// server opens it read-only.
+    fn open(path: Option<&Path>, time_limit: Duration) -> rusqlite::Result<Database> {
+        let path = path.unwrap_or(Path::new(IN_MEMORY)).to_path_buf();
+        let mut seeder = Connection::open(&path)?;
         // Another program may be writing the file: wait for it rather than fail at once.
-        connection.busy_timeout(Duration::from_secs(5))?;
-        if table_count(&connection)? == 0 {
+        seeder.busy_timeout(Duration::from_secs(5))?;
+        if table_count(&seeder)? == 0 {
             // Seeding writes, so it takes the write lock first and looks again: a server
             // started beside this one on the same new file may have seeded it meanwhile. The
             // transaction also keeps a seed cut short from leaving half the tables.
-            let seed = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let seed = seeder.transaction_with_behavior(TransactionBehavior::Immediate)?;
             if table_count(&seed)? == 0 {
                 seed.execute_batch(SEED)?;
             }
             seed.commit()?;
         }
-        // Every statement run from here on may only read.
-        connection.execute_batch("PRAGMA query_only = ON;")?;
+        // Opened before the seeding connection closes: a database in memory lasts only as
+        // long as some connection to it.
+        let connection = open_read_only(&path)?;
+        drop(seeder);
         Ok(Database {
+            path,
             connection: Mutex::new(connection),
+            time_limit,
         })
     }
 
@@ -101,6 +125,24 @@ impl Database {
         self.connection
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A connection for one query of the model's, closed once the query is done, so that
+    /// nothing a query could set outlives it. It is read-only (SQLite refuses every write to
+    /// the file, whatever was compiled); its authorizer lets SQLite compile only reads
+    /// ([`only_reads`]); no value may grow past [`MAX_RESULT_BYTES`]; and SQLite stops the
+    /// query at `deadline`, or as soon as the client cancels the call.
+    fn query_connection(&self, deadline: Instant, ctx: Context) -> rusqlite::Result<Connection> {
+        let mut connection = open_read_only(&self.path)?;
+        connection.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_RESULT_BYTES as i32)?;
+        connection.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+        connection.authorizer(Some(only_reads))?;
+        // Called every thousand steps of SQLite's machine; `true` interrupts the query.
+        connection.progress_handler(
+            1_000,
+            Some(move || Instant::now() >= deadline || ctx.is_cancelled()),
+        )?;
+        Ok(connection)
     }
 
     /// The names of the tables, in order.
@@ -137,6 +179,19 @@ impl Database {
     }
 }
 
+/// Opens the database so that SQLite itself refuses to write to it.
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let connection = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    // Another program may be writing the file: wait for it rather than fail at once.
+    connection.busy_timeout(Duration::from_secs(5))?;
+    Ok(connection)
+}
+
 /// How many tables the database has, SQLite's own included.
 fn table_count(connection: &Connection) -> rusqlite::Result<i64> {
     connection.query_row(
@@ -146,13 +201,37 @@ fn table_count(connection: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
+/// Functions that reach beyond the query: loading code, or replacing a full-text tokenizer.
+const FORBIDDEN_FUNCTIONS: [&str; 2] = ["load_extension", "fts3_tokenizer"];
+
+/// What SQLite may compile for a query of the model's: reading tables, computing with
+/// functions, recursive common table expressions. Everything else is denied as the statement
+/// is compiled, before any of it takes effect: every write, ATTACH, and PRAGMA — which SQLite
+/// applies while compiling it, and which table-valued functions such as `pragma_optimize()`
+/// run too.
+fn only_reads(context: AuthContext<'_>) -> Authorization {
+    match context.action {
+        AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => {
+            Authorization::Allow
+        }
+        AuthAction::Function { function_name }
+            if !FORBIDDEN_FUNCTIONS
+                .iter()
+                .any(|forbidden| function_name.eq_ignore_ascii_case(forbidden)) =>
+        {
+            Authorization::Allow
+        }
+        _ => Authorization::Deny,
+    }
+}
+
 /// The table names, as `main` read them when the server started, for the template's `list`
 /// and the completions of `table`. Those two are plain functions called without a `Context`
 /// or `State` (`fn() -> …` and `fn(&str) -> …`), so they cannot be handed the connection;
 /// they read this list instead of the database. The server never changes the schema, so the
 /// list stays right unless another program adds or drops a table in the file while the
 /// server runs: the new table is then readable (`sqlite://tables/{table}/ddl` and
-/// `query_database` use the connection) but neither listed nor completed until a restart.
+/// `query_database` use the database) but neither listed nor completed until a restart.
 static TABLES: OnceLock<Vec<String>> = OnceLock::new();
 
 fn tables() -> &'static [String] {
@@ -173,13 +252,25 @@ struct QueryResult {
 /// The most rows one query returns.
 const MAX_ROWS: usize = 500;
 
+/// The most bytes of names and values one query returns; no single value SQLite computes
+/// may be longer either, so a query cannot fill the memory with one enormous string.
+const MAX_RESULT_BYTES: usize = 1024 * 1024;
+
 /// Run one read-only SQL query (a single SELECT) and return its rows.
 #[tool(title = "Query the database", annotations(read_only, idempotent))]
-fn query_database(
+async fn query_database(
+    ctx: Context,
     db: State<Database>,
     /// One SELECT statement, e.g. `SELECT name, city FROM customers`.
     sql: String,
 ) -> Result<Json<QueryResult>, ToolError> {
+    // SQLite computes on the calling thread: off the runtime's, the server answers other
+    // requests meanwhile (a stdio server has only one).
+    mcp_runtime::tokio::task::spawn_blocking(move || run_query(&db, &sql, ctx).map(Json)).await?
+}
+
+/// Runs the model's query on a connection of its own, within the time limit.
+fn run_query(db: &Database, sql: &str, ctx: Context) -> Result<QueryResult, ToolError> {
     let first_word = sql
         .split_whitespace()
         .next()
@@ -190,42 +281,113 @@ fn query_database(
             "only a single SELECT statement is allowed; this tool never changes the database",
         ));
     }
-    let db = db.lock();
-    let mut statement = db.prepare(&sql).map_err(|e| match e {
-        rusqlite::Error::MultipleStatement => ToolError::new(
-            "only a single SELECT statement is allowed; remove everything after the first `;`",
-        ),
-        other => ToolError::new(format!("the query is not valid SQL: {other}")),
-    })?;
+    let deadline = Instant::now() + db.time_limit;
+    let connection = db
+        .query_connection(deadline, ctx)
+        .map_err(|e| ToolError::new(format!("the database failed: {e}")))?;
+    let mut statement = prepare_one(&connection, sql)?;
     if !statement.readonly() {
         return Err(ToolError::new("only read-only statements are allowed"));
     }
     let columns: Vec<String> = statement.column_names().map(str::to_owned).collect();
+    let mut bytes = columns.iter().map(String::len).sum::<usize>();
     let mut rows = Vec::new();
-    let mut cursor = statement
-        .query([])
-        .map_err(|e| ToolError::new(format!("the query failed: {e}")))?;
-    while let Some(row) = cursor
-        .next()
-        .map_err(|e| ToolError::new(format!("the query failed: {e}")))?
-    {
+    let failed = |e| query_failed(e, db.time_limit);
+    let mut cursor = statement.query([]).map_err(failed)?;
+    while let Some(row) = cursor.next().map_err(failed)? {
         if rows.len() == MAX_ROWS {
             return Err(ToolError::new(format!(
                 "the query returns more than {MAX_ROWS} rows; add a LIMIT or a WHERE clause"
             )));
         }
-        let values = (0..columns.len())
-            .map(|i| match row.get_ref(i) {
+        let mut values = Vec::with_capacity(columns.len());
+        for i in 0..columns.len() {
+            let value: serde_json::Value = match row.get_ref(i) {
                 Ok(ValueRef::Integer(n)) => n.into(),
                 Ok(ValueRef::Real(x)) => x.into(),
                 Ok(ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned().into(),
                 Ok(ValueRef::Blob(b)) => format!("<{} bytes>", b.len()).into(),
                 Ok(ValueRef::Null) | Err(_) => serde_json::Value::Null,
-            })
-            .collect();
+            };
+            // A number or a null counts as the longest it could be written.
+            bytes += value.as_str().map_or(24, str::len);
+            if bytes > MAX_RESULT_BYTES {
+                return Err(ToolError::new(format!(
+                    "the result is larger than {MAX_RESULT_BYTES} bytes, the most this tool \
+                     returns; select fewer rows or columns, or shorten long values with substr()"
+                )));
+            }
+            values.push(value);
+        }
         rows.push(values);
     }
-    Ok(Json(QueryResult { columns, rows }))
+    Ok(QueryResult { columns, rows })
+}
+
+/// Compiles the first statement of `sql`, and nothing after it: compiling a PRAGMA applies
+/// it, so a statement after the first must not reach SQLite even to be refused. SQLite finds
+/// where the first statement ends; `sql` is refused if anything but spaces, comments and `;`
+/// follows.
+fn prepare_one<'c>(connection: &'c Connection, sql: &str) -> Result<Statement<'c>, ToolError> {
+    let first = Batch::new(connection, sql)
+        .next()
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(ErrorCode::AuthorizationForStatementDenied) => refused_by_authorizer(),
+            _ => ToolError::new(format!("the query is not valid SQL: {e}")),
+        })?
+        .ok_or_else(|| ToolError::new("the query is empty; send one SELECT statement"))?;
+    if first.parameter_count() > 0 {
+        return Err(ToolError::new(
+            "the query has parameters (`?`, `:name`); write the values into the query instead",
+        ));
+    }
+    // With no parameters, the statement's text is `sql` up to where SQLite stopped reading.
+    let rest = first
+        .expanded_sql()
+        .and_then(|own| sql.strip_prefix(own.as_str()).map(str::to_owned));
+    match rest {
+        Some(rest) if is_blank_sql(&rest) => Ok(first),
+        _ => Err(ToolError::new(
+            "only a single SELECT statement is allowed; remove everything after the first `;`",
+        )),
+    }
+}
+
+/// Whether `text` holds nothing to run: spaces, comments and `;` alone.
+fn is_blank_sql(mut text: &str) -> bool {
+    loop {
+        text = text.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == ';');
+        if let Some(comment) = text.strip_prefix("--") {
+            text = comment.split_once('\n').map_or("", |(_, after)| after);
+        } else if let Some(comment) = text.strip_prefix("/*") {
+            text = comment.split_once("*/").map_or("", |(_, after)| after);
+        } else {
+            return text.is_empty();
+        }
+    }
+}
+
+fn refused_by_authorizer() -> ToolError {
+    ToolError::new(
+        "the query may only read: writes, PRAGMA (also as functions like pragma_table_info), \
+         ATTACH and load_extension are refused",
+    )
+}
+
+/// What a query that SQLite stopped means, as a tool error telling the model what to do.
+fn query_failed(error: rusqlite::Error, time_limit: Duration) -> ToolError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::OperationInterrupted) => ToolError::new(format!(
+            "the query ran longer than {} s and was stopped; narrow it with a WHERE or a LIMIT",
+            time_limit.as_secs_f64()
+        )),
+        Some(ErrorCode::TooBig) => ToolError::new(format!(
+            "a value in the query is longer than {MAX_RESULT_BYTES} bytes, the most this tool \
+             returns; shorten it with substr()"
+        )),
+        Some(ErrorCode::AuthorizationForStatementDenied) => refused_by_authorizer(),
+        _ => ToolError::new(format!("the query failed: {error}")),
+    }
 }
 
 /// A failure of the database, as a JSON-RPC error.
@@ -309,15 +471,26 @@ fn review_query(
     ])
 }
 
-/// The database file of `--db PATH` (or `--db=PATH`), if given. `--http ADDR` is read by
-/// `serve`, which leaves the other arguments to the program; here it is only stepped over.
-fn db_path() -> mcp_runtime::Result<Option<PathBuf>> {
+/// What the command line asks for.
+struct Options {
+    /// The database file of `--db PATH` (or `--db=PATH`), if given.
+    path: Option<PathBuf>,
+    /// How long a query may run: `--time-limit SECONDS`.
+    time_limit: Duration,
+}
+
+/// Reads the command line. `--http ADDR` is read by `serve`, which leaves the other arguments
+/// to the program; here it is only stepped over.
+fn options() -> mcp_runtime::Result<Options> {
     let usage = |problem: String| {
         mcp_runtime::Error::Usage(format!(
-            "{problem}\nusage: database [--db PATH] [--http ADDR]"
+            "{problem}\nusage: database [--db PATH] [--time-limit SECONDS] [--http ADDR]"
         ))
     };
-    let mut path = None;
+    let mut options = Options {
+        path: None,
+        time_limit: DEFAULT_TIME_LIMIT,
+    };
     let mut args = std::env::args().skip(1).peekable();
     while let Some(arg) = args.next() {
         let (name, inline) = match arg.split_once('=') {
@@ -326,8 +499,25 @@ fn db_path() -> mcp_runtime::Result<Option<PathBuf>> {
         };
         let value = inline.or_else(|| args.next_if(|next| !next.starts_with("--")));
         match (name, value) {
-            ("--db", Some(file)) if !file.is_empty() => path = Some(PathBuf::from(file)),
+            ("--db", Some(file)) if !file.is_empty() => options.path = Some(PathBuf::from(file)),
             ("--db", _) => return Err(usage("--db needs a path, e.g. --db shop.db".into())),
+            ("--time-limit", Some(seconds)) => {
+                options.time_limit = seconds
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .filter(|limit| !limit.is_zero())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "--time-limit needs seconds, e.g. --time-limit 30, not `{seconds}`"
+                        ))
+                    })?;
+            }
+            ("--time-limit", None) => {
+                return Err(usage(
+                    "--time-limit needs seconds, e.g. --time-limit 30".into(),
+                ));
+            }
             ("--http", Some(addr)) if !addr.is_empty() => {}
             ("--http", _) => {
                 return Err(usage(
@@ -337,13 +527,13 @@ fn db_path() -> mcp_runtime::Result<Option<PathBuf>> {
             _ => return Err(usage(format!("unknown argument `{arg}`"))),
         }
     }
-    Ok(path)
+    Ok(options)
 }
 
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
-    let path = db_path()?;
-    let opened = Database::open(path.as_deref()).and_then(|db| {
+    let Options { path, time_limit } = options()?;
+    let opened = Database::open(path.as_deref(), time_limit).and_then(|db| {
         let tables = db.table_names()?;
         Ok((db, tables))
     });
