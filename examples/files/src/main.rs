@@ -13,13 +13,20 @@
 use std::io::{Read, Write};
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::{FileKind, schemars, serde};
+use mcp_runtime::{FenceError, FencedEntry, FileKind, schemars, serde};
 
 /// The largest file `read_file` and `summarise_file` read.
 const MAX_READ_BYTES: u64 = 1024 * 1024;
 
 /// The most entries a listing or a search returns.
 const MAX_ENTRIES: usize = 500;
+
+/// The most entries a listing or a search looks at: past it, the walk stops and says
+/// `truncated`, however few matched, so that a huge tree costs no more than a large one.
+const MAX_VISITED: usize = 10_000;
+
+/// The most unreadable folders a listing names (it counts them all).
+const MAX_SKIPPED: usize = 20;
 
 /// The client's roots, and the path placed inside one of them with that root held open.
 async fn locate(ctx: &Context, path: &str) -> Result<FencedPath, ToolError> {
@@ -97,50 +104,119 @@ struct Entry {
 }
 
 /// A directory's entries.
-#[derive(serde::Serialize, schemars::JsonSchema)]
+#[derive(serde::Serialize, schemars::JsonSchema, Default)]
 #[serde(crate = "mcp_runtime::serde")]
 #[schemars(crate = "mcp_runtime::schemars")]
 struct Listing {
     entries: Vec<Entry>,
-    /// Whether entries were left out past the limit.
+    /// Whether the walk stopped early, at 500 entries returned or 10,000 looked at: more may
+    /// match than `entries` holds. Narrow `path` to see the rest.
     truncated: bool,
+    /// Folders (or entries) that could not be read, each with why (the first 20): what they
+    /// hold is missing from `entries`.
+    skipped: Vec<String>,
+    /// How many could not be read, those in `skipped` included.
+    skipped_count: usize,
 }
 
-/// Walks a directory through handles: each folder is opened beneath the one it was listed in,
-/// and only if it is still the folder listed, so a walk never follows a symbolic link, and a
-/// folder swapped for one mid-walk is skipped rather than entered.
-fn walk(
+impl Listing {
+    /// Notes a folder or an entry that could not be read.
+    fn skip(&mut self, error: FenceError) {
+        self.skipped_count += 1;
+        if self.skipped.len() < MAX_SKIPPED {
+            self.skipped.push(error.to_string());
+        }
+    }
+}
+
+/// Walks a directory through handles, keeping the entries `wanted` picks, on a thread of its
+/// own: a stdio server has only one, which answers every other request meanwhile. The walk
+/// stops when the call is cancelled, and at the limits of [`Listing::truncated`].
+async fn walk(
+    ctx: &Context,
     dir: FencedDir,
     recursive: bool,
-    keep: &mut dyn FnMut(Entry) -> bool,
-) -> Result<(), ToolError> {
-    let mut pending = vec![dir];
-    while let Some(current) = pending.pop() {
-        let mut children: Vec<_> = current.entries()?.filter_map(Result::ok).collect();
+    wanted: impl Fn(&Entry) -> bool + Send + 'static,
+) -> Result<Listing, ToolError> {
+    let ctx = ctx.clone();
+    mcp_runtime::tokio::task::spawn_blocking(move || walk_blocking(&ctx, dir, recursive, wanted))
+        .await?
+}
+
+/// Each folder is opened beneath the one it was listed in, and only if it is still the folder
+/// listed, so a walk never follows a symbolic link, and a folder swapped for one mid-walk is
+/// skipped rather than entered. A folder waits for its turn unopened, as an entry of its
+/// parent: the walk holds one descriptor per level it is down, not one per folder waiting —
+/// a folder of thousands of folders would use up the process's descriptors, and those past
+/// the limit could not be read.
+fn walk_blocking(
+    ctx: &Context,
+    dir: FencedDir,
+    recursive: bool,
+    wanted: impl Fn(&Entry) -> bool,
+) -> Result<Listing, ToolError> {
+    let mut listing = Listing::default();
+    let mut visited = 0;
+    let mut children = Vec::new();
+    // The folder the walk starts in must be readable; the others are skipped and named.
+    collect_entries(dir.entries()?, &mut children, &mut listing);
+    drop(dir);
+    let mut pending: Vec<FencedEntry> = Vec::new();
+    loop {
         children.sort_by(|a, b| a.name().cmp(b.name()));
         for child in children {
+            if ctx.is_cancelled() {
+                return Err(ToolError::new("the call was cancelled"));
+            }
+            visited += 1;
+            if visited > MAX_VISITED {
+                listing.truncated = true;
+                return Ok(listing);
+            }
             let kind = match child.info().kind() {
                 FileKind::Symlink => "symlink",
                 FileKind::Directory => "directory",
                 _ => "file",
             };
-            if kind == "directory"
-                && recursive
-                && let Ok(subdir) = child.open_dir()
-            {
-                pending.push(subdir);
-            }
             let entry = Entry {
                 path: child.relative().display().to_string(),
                 kind,
                 size: (kind == "file").then_some(child.info().size()),
             };
-            if !keep(entry) {
-                return Ok(());
+            if kind == "directory" && recursive {
+                pending.push(child);
+            }
+            if wanted(&entry) {
+                if listing.entries.len() == MAX_ENTRIES {
+                    listing.truncated = true;
+                    return Ok(listing);
+                }
+                listing.entries.push(entry);
             }
         }
+        children = Vec::new();
+        let Some(next) = pending.pop() else {
+            return Ok(listing);
+        };
+        match next.open_dir().and_then(|folder| folder.entries()) {
+            Ok(entries) => collect_entries(entries, &mut children, &mut listing),
+            Err(error) => listing.skip(error),
+        }
     }
-    Ok(())
+}
+
+/// The entries of a folder into `children`; those that cannot be read into `listing.skipped`.
+fn collect_entries(
+    entries: impl Iterator<Item = Result<FencedEntry, FenceError>>,
+    children: &mut Vec<FencedEntry>,
+    listing: &mut Listing,
+) {
+    for entry in entries {
+        match entry {
+            Ok(entry) => children.push(entry),
+            Err(error) => listing.skip(error),
+        }
+    }
 }
 
 /// List a directory inside the workspace.
@@ -155,19 +231,9 @@ async fn list_directory(
     let dir = locate(&ctx, path.as_deref().unwrap_or("."))
         .await?
         .open_dir()?;
-    let mut listing = Listing {
-        entries: Vec::new(),
-        truncated: false,
-    };
-    walk(dir, recursive.unwrap_or(false), &mut |entry| {
-        if listing.entries.len() == MAX_ENTRIES {
-            listing.truncated = true;
-            return false;
-        }
-        listing.entries.push(entry);
-        true
-    })?;
-    Ok(Json(listing))
+    Ok(Json(
+        walk(&ctx, dir, recursive.unwrap_or(false), |_| true).await?,
+    ))
 }
 
 /// Find files whose name contains a pattern (case-insensitive), anywhere under a directory.
@@ -183,26 +249,11 @@ async fn search_files(
         .await?
         .open_dir()?;
     let needle = pattern.to_lowercase();
-    let mut listing = Listing {
-        entries: Vec::new(),
-        truncated: false,
-    };
-    walk(dir, true, &mut |entry| {
-        let name = entry
-            .path
-            .rsplit('/')
-            .next()
-            .unwrap_or_default()
-            .to_lowercase();
-        if entry.kind == "file" && name.contains(&needle) {
-            if listing.entries.len() == MAX_ENTRIES {
-                listing.truncated = true;
-                return false;
-            }
-            listing.entries.push(entry);
-        }
-        true
-    })?;
+    let listing = walk(&ctx, dir, true, move |entry| {
+        let name = entry.path.rsplit('/').next().unwrap_or_default();
+        entry.kind == "file" && name.to_lowercase().contains(&needle)
+    })
+    .await?;
     Ok(Json(listing))
 }
 
@@ -259,7 +310,8 @@ async fn delete_file(
     // across: keyed by the file's identity, the answer given about one file does not answer
     // the question about another that took its name in between — that one is asked anew.
     ctx.name_inputs([format!("confirm-delete-{identity}")]);
-    let question = format!("Delete {file} for good?");
+    // The path alone could be in any of the roots: the question says which.
+    let question = format!("Delete {file} in {} for good?", file.root().display());
     match ctx.elicit::<Confirmation>(question).await? {
         Elicitation::Accept(Confirmation { confirm: true }) => {
             folder.remove_file_if_same(&name, identity)?;
