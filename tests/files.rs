@@ -195,3 +195,15 @@ fn a_search_stops_after_ten_thousand_entries_and_says_truncated() {
         "nothing says the search stopped: {found}"
     );
 }
+
+#[test]
+fn the_files_example_refuses_to_serve_http_where_any_client_would_choose_its_roots() {
+    let (status, stderr) = mcp_tests::refusal_of(
+        std::process::Command::new(files_binary()).args(["--http", "127.0.0.1:0"]),
+    );
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("standard input and output only"),
+        "{stderr}"
+    );
+}

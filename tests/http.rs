@@ -385,28 +385,11 @@ fn a_request_without_a_protocol_version_header_is_accepted() {
 
 #[test]
 fn an_endpoint_on_the_legacy_streams_path_is_refused_before_serving() {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_catalogue"))
-        .args(["--http", "127.0.0.1:0"])
-        .env("HTTP_PATH", "/sse")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start the catalogue");
-    let deadline = std::time::Instant::now() + mcp_tests::TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the catalogue") {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the catalogue served an endpoint on the legacy stream's path");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = mcp_tests::refusal_of(
+        std::process::Command::new(env!("CARGO_BIN_EXE_catalogue"))
+            .args(["--http", "127.0.0.1:0"])
+            .env("HTTP_PATH", "/sse"),
+    );
     // An error said in words, not a panic of the router (exit status 101).
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("two routes on `/sse`"), "{stderr}");

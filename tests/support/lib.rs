@@ -377,6 +377,35 @@ impl Drop for StdioServer {
     }
 }
 
+/// Runs `command`, which is expected to refuse to start: its exit status and what it wrote
+/// to standard error. A program still running after [`TIMEOUT`] is killed and fails the
+/// test.
+pub fn refusal_of(command: &mut Command) -> (ExitStatus, String) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the program");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the program") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the program did not refuse: it was still running after {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut stderr);
+    }
+    (status, stderr)
+}
+
 /// The path of a binary of another package of this workspace, built on first use.
 pub fn workspace_binary(package: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

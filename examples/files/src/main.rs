@@ -8,7 +8,9 @@
 //!   confirm through elicitation first — then deletes the very file it asked about;
 //! - `summarise_file` asks the client's model for a summary through sampling.
 //!
-//! Run it with `cargo run -p files`; the client must offer roots.
+//! Run it with `cargo run -p files`; the client must offer roots. It serves standard input
+//! and output only: the roots are the client's to declare, which over stdio is the user's
+//! own client and over HTTP anyone who can connect.
 
 use std::io::{Read, Write};
 
@@ -326,6 +328,14 @@ async fn delete_file(
 
 #[mcp_runtime::main]
 async fn main() -> mcp_runtime::Result<()> {
+    // The roots are whatever the client says they are: over stdio that is the user's own
+    // client, over HTTP anyone who can connect, who could name `/` a root and read, write
+    // and delete every file this process may.
+    if std::env::args().any(|arg| arg == "--http" || arg.starts_with("--http=")) {
+        return Err(mcp_runtime::Error::Usage(
+            "files serves standard input and output only: over HTTP the roots that fence its paths would be whatever a remote client declares".into(),
+        ));
+    }
     mcp_runtime::server!()
         .instructions("File tools for the workspace folders the client shares as roots. Paths are relative to the first root.")
         .serve()
