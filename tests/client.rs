@@ -738,3 +738,257 @@ async fn a_server_that_stops_reading_its_input_cannot_hold_the_client_or_its_clo
         .await
         .expect("closing waits for the server to read its input");
 }
+
+/// Waits until `client` lists the tool `name`, and returns every tool it lists then.
+async fn wait_for_tool(client: &Client, name: &str) -> Vec<mcp_runtime::client::ToolInfo> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let tools = client.all_tools().await.unwrap();
+        if tools.iter().any(|t| t.name == name) {
+            return tools;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the gateway never listed {name}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[mcp_runtime::test]
+async fn a_mount_changing_a_large_description_without_end_is_held_to_a_bound_keeping_the_last_version()
+ {
+    // Each version of a mounted tool is kept for the life of the process; a server that
+    // changes a 1 MiB description on every bump stops being followed once the mount's text
+    // reaches 16 MiB, and the gateway goes on serving the version it took last.
+    const BUMPS: usize = 30;
+    let describer = Client::builder()
+        .proxy()
+        .stdio(hostile(
+            "describe",
+            &[("DESCRIPTION_BYTES", &(1024 * 1024).to_string())],
+        ))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(Mount::new("describer", describer).await.unwrap())
+        .build()
+        .unwrap();
+    let caller = Client::builder()
+        .era(Era::Handshake)
+        .in_process(&gateway)
+        .await
+        .unwrap();
+    let version = |tools: &[mcp_runtime::client::ToolInfo]| -> usize {
+        let Some(described) = tools.iter().find(|t| t.name == "describer_described") else {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            panic!("the gateway serves no version of the tool: {names:?}");
+        };
+        let description = described.description.as_deref().unwrap_or_default();
+        description.split(' ').nth(1).unwrap().parse().unwrap()
+    };
+    let mut served = vec![version(&caller.all_tools().await.unwrap())];
+    for generation in 1..=BUMPS {
+        caller.call_tool("describer_bump", json!({})).await.unwrap();
+        // Followed once the new marker is listed; the description is that version's, or
+        // the last one taken.
+        let tools = wait_for_tool(&caller, &format!("describer_marker{generation}")).await;
+        served.push(version(&tools));
+    }
+    let taken = served.windows(2).filter(|w| w[0] != w[1]).count() + 1;
+    // Each 1 MiB version is counted as 2 MiB (its text and its key).
+    assert!(
+        taken <= 16 / 2,
+        "the gateway took {taken} versions of a 1 MiB description: {served:?}"
+    );
+    let last = *served.last().unwrap();
+    assert!(last < BUMPS, "{served:?}");
+    assert!(
+        served.ends_with(&[last; 10]),
+        "the version served once changes are refused stays: {served:?}"
+    );
+    let answered = caller
+        .call_tool("describer_described", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(answered.text(), "answered");
+    caller.close().await;
+}
+
+#[mcp_runtime::test]
+async fn progress_past_a_bounded_senders_capacity_is_dropped_not_held() {
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .stdio(hostile("progress_flood", &[("PROGRESS", "100000")]))
+        .await
+        .unwrap();
+    // Nothing reads the reports while the server sends a hundred thousand of them.
+    let (sender, mut reports) = tokio::sync::mpsc::channel(8);
+    let options = RequestOptions::default().with_progress(sender);
+    let done = tokio::time::timeout(
+        Duration::from_secs(60),
+        client.call_tool_with("progress", json!({}), &options),
+    )
+    .await
+    .expect("the flood holds the call")
+    .unwrap();
+    assert_eq!(done.text(), "done");
+    let mut held = Vec::new();
+    while let Ok(report) = reports.try_recv() {
+        held.push(report.progress);
+    }
+    assert_eq!(held, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_mounted_call_flooded_with_progress_is_answered_and_its_progress_passed_on() {
+    let flooder = Client::builder()
+        .proxy()
+        .stdio(hostile("progress_flood", &[("PROGRESS", "100000")]))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(Mount::new("flooder", flooder).await.unwrap())
+        .build()
+        .unwrap();
+    let caller = Client::builder()
+        .era(Era::Handshake)
+        .in_process(&gateway)
+        .await
+        .unwrap();
+    let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    let options = RequestOptions::default().with_progress(sender);
+    let done = tokio::time::timeout(
+        Duration::from_secs(60),
+        caller.call_tool_with("flooder_progress", json!({}), &options),
+    )
+    .await
+    .expect("the flood holds the mounted call")
+    .unwrap();
+    assert_eq!(done.text(), "done");
+    let first = reports.try_recv().expect("no progress was passed on");
+    assert_eq!(first.progress, 0.0);
+    caller.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_stream_asking_to_be_resumed_at_once_is_resumed_after_a_wait_that_doubles() {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/servers/hostile_server.py");
+    let server = HttpServer::spawn_with_args(script.as_ref(), &["retry0".as_ref()], &[]);
+    let client = Client::builder()
+        .era(Era::Handshake)
+        .http(&server.url("/mcp"))
+        .await
+        .unwrap();
+    // Its GET stream asks for `retry: 0`, carries one event and ends, each time.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let gets = loop {
+        let gets: Vec<f64> = mcp_runtime::serde_json::from_value(
+            server.request("GET", "/gets").send().json()["gets"].clone(),
+        )
+        .unwrap();
+        if gets.len() >= 4 {
+            break gets;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the client resumed its stream {} times",
+            gets.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // At least 100 ms, then 200 ms, then 400 ms between them.
+    let waited = gets[3] - gets[0];
+    assert!(
+        waited >= 0.69,
+        "four GETs in {waited:.3} s: the client resumes at the server's `retry: 0`"
+    );
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn a_mounted_name_that_is_not_a_valid_tool_name_is_left_out() {
+    let long = "x".repeat(100_000);
+    // `odd_` and 124 characters are 128 in all, the most a tool name may have.
+    let (longest, too_long) = ("y".repeat(124), "z".repeat(125));
+    let names = json!([
+        "",
+        "a b",
+        "nul\u{0}byte",
+        "new\nline",
+        "é",
+        long,
+        too_long,
+        longest,
+        "fine-name.v2"
+    ]);
+    let odd = Client::builder()
+        .proxy()
+        .stdio(hostile("odd_names", &[("NAMES", &names.to_string())]))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(Mount::new("odd", odd).await.unwrap())
+        .build()
+        .unwrap();
+    let caller = Client::builder()
+        .era(Era::Handshake)
+        .in_process(&gateway)
+        .await
+        .unwrap();
+    let valid = |name: &str| {
+        (1..=128).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+    };
+    // Names cut for the messages: one of them has 100,000 characters.
+    let cut = |names: &[String]| -> Vec<String> {
+        names.iter().map(|n| n.chars().take(40).collect()).collect()
+    };
+    let tools: Vec<String> = caller
+        .all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(tools.iter().all(|n| valid(n)), "{:?}", cut(&tools));
+    assert!(
+        tools.iter().any(|n| n == "odd_fine-name.v2"),
+        "{:?}",
+        cut(&tools)
+    );
+    assert!(
+        tools.contains(&format!("odd_{longest}")),
+        "{:?}",
+        cut(&tools)
+    );
+    assert!(tools.iter().any(|n| n == "odd_answer"), "{:?}", cut(&tools));
+    let prompts: Vec<String> = caller
+        .all_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert!(prompts.iter().all(|n| valid(n)), "{:?}", cut(&prompts));
+    assert!(
+        prompts.iter().any(|n| n == "odd_fine-name.v2"),
+        "{:?}",
+        cut(&prompts)
+    );
+    for left_out in ["odd_", "odd_a b", "odd_new\nline"] {
+        match caller.call_tool(left_out, json!({})).await {
+            Err(CallError::Rpc(error)) => assert_eq!(error.code, -32602, "{error:?}"),
+            other => panic!("`{left_out}` is served: {other:?}"),
+        }
+    }
+    let answered = caller.call_tool("odd_answer", json!({})).await.unwrap();
+    assert_eq!(answered.text(), "answered");
+    caller.close().await;
+}

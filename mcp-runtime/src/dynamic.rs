@@ -134,6 +134,13 @@ impl DynamicTool {
         &self.name
     }
 
+    /// Makes (or finds) the tool's descriptor now: past the bound on the text kept for items
+    /// made at run time, the refusal comes before anything else changes.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn make_descriptor(&self) -> Result<(), CatalogueError> {
+        descriptor(self).map(drop)
+    }
+
     /// Checks the tool against `profile` and makes its catalogue entry.
     pub(crate) fn build(&self, profile: &SchemaProfile) -> Result<CatalogueTool, CatalogueError> {
         let refuse = |problem: String| CatalogueError::InvalidDynamicTool {
@@ -164,7 +171,7 @@ impl DynamicTool {
                 problem.message
             )));
         }
-        let descriptor = descriptor(self);
+        let descriptor = descriptor(self)?;
         let call = Arc::clone(&self.call);
         let validator = Arc::new(validator);
         let handler: DynamicHandler = Arc::new(move |ctx, arguments| {
@@ -202,8 +209,9 @@ impl std::fmt::Debug for DynamicTool {
 /// The descriptor of a tool made at run time. Descriptors are `'static` (every tool's is, and
 /// the catalogue keeps them by address), so each distinct one is made once and kept for the
 /// life of the process: adding the same tool again, or another with the same name,
-/// description and annotations, reuses it.
-fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
+/// description and annotations, reuses it. A new one past the bound on that text
+/// ([`MADE_TEXT_LIMIT`]) is refused.
+fn descriptor(tool: &DynamicTool) -> Result<&'static ToolDescriptor, CatalogueError> {
     let key = serde_json::json!([
         tool.name,
         tool.title,
@@ -211,7 +219,13 @@ fn descriptor(tool: &DynamicTool) -> &'static ToolDescriptor {
         tool.annotations,
         tool.origin
     ]);
-    made_once(key, || {
+    let item = Counted {
+        kind: "tool",
+        name: &tool.name,
+        origin: tool.origin.as_deref(),
+        parts: 0,
+    };
+    made_once(key, item, || {
         ToolDescriptor {
             name: leak(&tool.name),
             title: tool.title.as_deref().map(leak),
@@ -244,21 +258,93 @@ fn location(origin: Option<&str>) -> SourceLocation {
     }
 }
 
-/// The descriptor made for `key` (each kind of descriptor keyed apart), made by `make` the
-/// first time and kept for the life of the process (see [`descriptor`]).
-fn made_once<D: Send + Sync + 'static>(key: Value, make: impl FnOnce() -> D) -> &'static D {
-    type Made = HashMap<(TypeId, String), &'static (dyn Any + Send + Sync)>;
-    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
-    let mut made = MADE
-        .get_or_init(Default::default)
+/// The most bytes of names, descriptions and other text that the descriptors of items made
+/// at run time keep, for the life of the process, all together (64 MiB). The descriptors
+/// must be `'static` and are never freed, so a mounted server that changed a large
+/// description again and again would otherwise grow the process without end.
+pub(crate) const MADE_TEXT_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The most of [`MADE_TEXT_LIMIT`] that the items of one origin (one mounted server) keep
+/// (16 MiB): a server that changes its tools without end stops its own changes, not those
+/// of every other mount and of the program's own items.
+pub(crate) const MADE_TEXT_LIMIT_PER_ORIGIN: usize = 16 * 1024 * 1024;
+
+/// Every descriptor made at run time, and the bytes they keep.
+#[derive(Default)]
+struct Made {
+    descriptors: HashMap<(TypeId, String), &'static (dyn Any + Send + Sync)>,
+    bytes: usize,
+    /// The bytes of each origin's descriptors (a mounted server's), by origin.
+    by_origin: HashMap<String, usize>,
+}
+
+static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+
+fn made() -> std::sync::MutexGuard<'static, Made> {
+    MADE.get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    let descriptor = *made
-        .entry((TypeId::of::<D>(), key.to_string()))
-        .or_insert_with(|| Box::leak(Box::new(make())));
-    descriptor
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// The item a descriptor is made for, as [`made_once`] counts and names it.
+struct Counted<'a> {
+    /// `"tool"`, `"prompt"` or `"resource"`.
+    kind: &'static str,
+    /// Its name or URI.
+    name: &'a str,
+    /// Where it comes from (a mounted server), if not from the program itself.
+    origin: Option<&'a str>,
+    /// The bytes its descriptor keeps beyond its texts and itself (a prompt's arguments).
+    parts: usize,
+}
+
+/// The descriptor made for `key` (each kind of descriptor keyed apart), made by `make` the
+/// first time and kept for the life of the process (see [`descriptor`]); `item` is counted
+/// against the bounds, and named in the refusal when a new descriptor would pass one.
+fn made_once<D: Send + Sync + 'static>(
+    key: Value,
+    item: Counted<'_>,
+    make: impl FnOnce() -> D,
+) -> Result<&'static D, CatalogueError> {
+    let Counted {
+        kind,
+        name,
+        origin,
+        parts,
+    } = item;
+    let key = (TypeId::of::<D>(), key.to_string());
+    let mut made = made();
+    let descriptor = match made.descriptors.get(&key) {
+        Some(descriptor) => *descriptor,
+        None => {
+            // The key kept in the map, the descriptor's texts (all within the key), the
+            // descriptor and its other parts.
+            let cost = 2 * key.1.len() + std::mem::size_of::<D>() + parts;
+            let own = origin.map_or(0, |o| made.by_origin.get(o).copied().unwrap_or(0));
+            let refused = |limit: usize| CatalogueError::MadeTextLimit {
+                kind,
+                name: name.chars().take(200).collect(),
+                origin: origin.map(str::to_owned),
+                limit,
+            };
+            if made.bytes + cost > MADE_TEXT_LIMIT {
+                return Err(refused(MADE_TEXT_LIMIT));
+            }
+            if origin.is_some() && own + cost > MADE_TEXT_LIMIT_PER_ORIGIN {
+                return Err(refused(MADE_TEXT_LIMIT_PER_ORIGIN));
+            }
+            made.bytes += cost;
+            if let Some(origin) = origin {
+                *made.by_origin.entry(origin.to_owned()).or_default() += cost;
+            }
+            let descriptor: &'static (dyn Any + Send + Sync) = Box::leak(Box::new(make()));
+            made.descriptors.insert(key, descriptor);
+            descriptor
+        }
+    };
+    Ok(descriptor
         .downcast_ref::<D>()
-        .expect("each entry is of the type it is keyed by")
+        .expect("each entry is of the type it is keyed by"))
 }
 
 /// Text made `'static` for a descriptor (made once per distinct descriptor: [`made_once`]).
@@ -373,8 +459,31 @@ impl DynamicPrompt {
         self
     }
 
+    /// Makes (or finds) the prompt's descriptor now: past the bound on the text kept for
+    /// items made at run time, the refusal comes before anything else changes.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn make_descriptor(&self) -> Result<(), CatalogueError> {
+        self.descriptor().map(drop)
+    }
+
     /// The prompt's catalogue entry.
     pub(crate) fn build(&self) -> Result<CataloguePrompt, CatalogueError> {
+        let descriptor = self.descriptor()?;
+        let call = Arc::clone(&self.call);
+        let handler: DynamicPromptHandler = Arc::new(move |ctx, arguments| {
+            if let Err(problem) = check_prompt_arguments(descriptor, &arguments) {
+                return Box::pin(std::future::ready(Err(problem)));
+            }
+            call(ctx, arguments)
+        });
+        let mut built = CataloguePrompt::build(descriptor)?;
+        built.handler = Some(handler);
+        built.completer = self.completer.clone();
+        Ok(built)
+    }
+
+    /// The prompt's descriptor, made once for the life of the process (see [`made_once`]).
+    fn descriptor(&self) -> Result<&'static PromptDescriptor, CatalogueError> {
         let key = serde_json::json!([
             self.origin,
             self.name,
@@ -384,7 +493,14 @@ impl DynamicPrompt {
                 .map(|a| (&a.name, &a.description, a.required))
                 .collect::<Vec<_>>()
         ]);
-        let descriptor = made_once(key, || {
+        let origin = self.origin.as_deref();
+        let item = Counted {
+            kind: "prompt",
+            name: &self.name,
+            origin,
+            parts: self.arguments.len() * std::mem::size_of::<PromptArgumentDescriptor>(),
+        };
+        made_once(key, item, || {
             let arguments: Vec<PromptArgumentDescriptor> = self
                 .arguments
                 .iter()
@@ -408,18 +524,7 @@ impl DynamicPrompt {
                 scopes: &[],
                 location: location(self.origin.as_deref()),
             }
-        });
-        let call = Arc::clone(&self.call);
-        let handler: DynamicPromptHandler = Arc::new(move |ctx, arguments| {
-            if let Err(problem) = check_prompt_arguments(descriptor, &arguments) {
-                return Box::pin(std::future::ready(Err(problem)));
-            }
-            call(ctx, arguments)
-        });
-        let mut built = CataloguePrompt::build(descriptor)?;
-        built.handler = Some(handler);
-        built.completer = self.completer.clone();
-        Ok(built)
+        })
     }
 }
 
@@ -557,8 +662,29 @@ impl DynamicResource {
         self
     }
 
+    /// Makes (or finds) the resource's descriptor now: past the bound on the text kept for
+    /// items made at run time, the refusal comes before anything else changes.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn make_descriptor(&self) -> Result<(), CatalogueError> {
+        self.descriptor().map(drop)
+    }
+
     /// The resource's catalogue entry (its URI template checked).
     pub(crate) fn build(&self) -> Result<CatalogueResource, CatalogueError> {
+        let descriptor = self.descriptor()?;
+        let call = Arc::clone(&self.call);
+        let mime = self.mime_type.clone();
+        let handler: DynamicResourceHandler =
+            Arc::new(move |ctx, request| call(ctx, request, mime.clone()));
+        let mut built = CatalogueResource::build(descriptor)?;
+        built.handler = Some(handler);
+        built.completer = self.completer.clone();
+        Ok(built)
+    }
+
+    /// The resource's descriptor, made once for the life of the process (see
+    /// [`made_once`]).
+    fn descriptor(&self) -> Result<&'static ResourceDescriptor, CatalogueError> {
         let key = serde_json::json!([
             self.uri,
             self.name,
@@ -566,7 +692,14 @@ impl DynamicResource {
             self.mime_type,
             self.origin
         ]);
-        let descriptor = made_once(key, || ResourceDescriptor {
+        let origin = self.origin.as_deref();
+        let item = Counted {
+            kind: "resource",
+            name: &self.uri,
+            origin,
+            parts: 0,
+        };
+        made_once(key, item, || ResourceDescriptor {
             uri: leak(&self.uri),
             name: leak(&self.name),
             title: None,
@@ -585,15 +718,7 @@ impl DynamicResource {
             states: &[],
             scopes: &[],
             location: location(self.origin.as_deref()),
-        });
-        let call = Arc::clone(&self.call);
-        let mime = self.mime_type.clone();
-        let handler: DynamicResourceHandler =
-            Arc::new(move |ctx, request| call(ctx, request, mime.clone()));
-        let mut built = CatalogueResource::build(descriptor)?;
-        built.handler = Some(handler);
-        built.completer = self.completer.clone();
-        Ok(built)
+        })
     }
 }
 

@@ -21,16 +21,27 @@ Modes:
                   answers then fill the pipe), then answer the call
   linger          (HTTP) answers `tools/call` on an event stream that it never ends;
                   `GET /open` says how many such streams the client still holds open
+  describe        lists `described`, whose description is `version N ` and then
+                  DESCRIPTION_BYTES more bytes, and `marker{N}`; `bump` makes the next
+                  version N and says the tools changed
+  odd_names       lists, besides its usual tools, a tool and a prompt under each name in the
+                  JSON list NAMES
+  progress_flood  `progress` sends PROGRESS progress notifications for the call (when it
+                  asked for them), then answers `done`
+  retry0          (HTTP) answers each GET with an event stream that asks for `retry: 0`,
+                  carries one event and ends; `GET /gets` lists when each GET came, in
+                  seconds
 """
 
 import json
 import os
 import sys
 import threading
+import time
 
 STATELESS = "2026-07-28"
 MODE = sys.argv[-1]
-STATE = {"generation": 0, "refused": 0, "open": 0, "cursor": 0, "stalled": False}
+STATE = {"generation": 0, "refused": 0, "open": 0, "cursor": 0, "stalled": False, "gets": []}
 LOCK = threading.Lock()
 
 
@@ -54,10 +65,23 @@ def text(request_id, words):
 
 
 def tools():
-    return [
+    listed = [
         {"name": name, "inputSchema": {"type": "object"}}
-        for name in ("next", "touch", "flood", "refused", "stall", "answer")
+        for name in ("next", "touch", "flood", "refused", "stall", "answer", "bump", "progress")
     ]
+    if MODE == "describe":
+        generation = STATE["generation"]
+        padding = "x" * int(os.environ.get("DESCRIPTION_BYTES", "1048576"))
+        listed.append({"name": "described", "description": "version %d %s" % (generation, padding),
+                       "inputSchema": {"type": "object"}})
+        listed.append({"name": "marker%d" % generation, "inputSchema": {"type": "object"}})
+    if MODE == "odd_names":
+        listed.extend({"name": name, "inputSchema": {"type": "object"}} for name in odd_names())
+    return listed
+
+
+def odd_names():
+    return json.loads(os.environ.get("NAMES", "[]"))
 
 
 def resources():
@@ -99,7 +123,8 @@ def handle(message, send):
     elif method == "initialize":
         send(result(request_id, {
             "protocolVersion": params.get("protocolVersion", "2025-11-25"),
-            "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True}},
+            "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True},
+                             "prompts": {"listChanged": True}},
             "serverInfo": {"name": "hostile", "version": "1.0.0"},
         }))
     elif method == "ping":
@@ -111,6 +136,12 @@ def handle(message, send):
                 STATE["cursor"] += 1
                 page = {"tools": [], "nextCursor": "page-%d" % STATE["cursor"]}
         send(result(request_id, page))
+    elif method == "prompts/list":
+        names = odd_names() if MODE == "odd_names" else []
+        send(result(request_id, {"prompts": [{"name": "greet"}] + [{"name": n} for n in names]}))
+    elif method == "prompts/get":
+        send(result(request_id, {"messages": [
+            {"role": "user", "content": {"type": "text", "text": "hello"}}]}))
     elif method == "resources/list":
         send(result(request_id, {"resources": resources()}))
     elif method == "resources/templates/list":
@@ -121,13 +152,25 @@ def handle(message, send):
     elif method == "subscriptions/listen":
         pass  # never acknowledged, never answered
     elif method == "tools/call":
-        call(request_id, params.get("name"), send)
+        token = (params.get("_meta") or {}).get("progressToken")
+        call(request_id, params.get("name"), send, token)
     else:
         send(error(request_id, -32601, "no " + method))
 
 
-def call(request_id, name, send):
-    if name == "next":
+def call(request_id, name, send, token=None):
+    if name == "bump":
+        with LOCK:
+            STATE["generation"] += 1
+        send(text(request_id, "version %d" % STATE["generation"]))
+        send(notification("notifications/tools/list_changed"))
+    elif name == "progress" and MODE == "progress_flood":
+        if token is not None:
+            for n in range(int(os.environ.get("PROGRESS", "100000"))):
+                send(notification("notifications/progress",
+                                  {"progressToken": token, "progress": n, "message": "step %d" % n}))
+        send(text(request_id, "done"))
+    elif name == "next":
         with LOCK:
             STATE["generation"] += 1
         send(text(request_id, "generation %d" % STATE["generation"]))
@@ -205,6 +248,22 @@ def serve_http(addr):
                 with LOCK:
                     body = json.dumps({"open": STATE["open"]}).encode()
                 return self.reply(200, body)
+            if self.path == "/gets":
+                with LOCK:
+                    body = json.dumps({"gets": STATE["gets"]}).encode()
+                return self.reply(200, body)
+            if MODE == "retry0":
+                with LOCK:
+                    STATE["gets"].append(time.monotonic())
+                    count = len(STATE["gets"])
+                event = notification("notifications/message", {"level": "info", "data": "hello"})
+                body = b"retry: 0\nid: %d\ndata: %s\n\n" % (count, json.dumps(event).encode())
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             self.reply(405)
 
         def do_DELETE(self):

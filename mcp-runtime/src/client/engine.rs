@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::types::{Notification, Progress, ServerIdentity};
@@ -37,7 +37,7 @@ type Answer = Result<Value, RpcError>;
 
 struct Pending {
     answer: oneshot::Sender<Answer>,
-    progress: Option<mpsc::UnboundedSender<Progress>>,
+    progress: Option<super::ProgressSender>,
     forward: Option<Forward>,
 }
 
@@ -447,11 +447,17 @@ impl Engine {
                         .get(&token)
                         .and_then(|p| p.progress.clone())
                 {
-                    let _ = progress.send(Progress {
+                    let report = Progress {
                         progress: params["progress"].as_f64().unwrap_or_default(),
                         total: params["total"].as_f64(),
                         message: params["message"].as_str().map(str::to_owned),
-                    });
+                    };
+                    if !progress.offer(report) {
+                        tracing::trace!(
+                            token,
+                            "a progress report is dropped: its receiver is full or gone"
+                        );
+                    }
                 }
             }
             "notifications/cancelled" => {

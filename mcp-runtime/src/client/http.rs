@@ -31,6 +31,11 @@ const MAX_BODY: usize = 64 * 1024 * 1024;
 const MAX_RESUMES: u32 = 5;
 /// How long to wait before resuming when the server named no delay.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The shortest wait before resuming a stream, whatever delay the server names (`retry: 0`
+/// included): the specification has the client respect the server's `retry`, and waiting a
+/// little longer than asked still does, while a server that ends each stream at once
+/// could otherwise have the client reconnect hundreds of times a second.
+const MIN_RETRY: Duration = Duration::from_millis(100);
 /// How long the legacy transport's stream may take to name its endpoint.
 const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
 /// How many times one message is sent again after the authorization was renewed.
@@ -420,8 +425,11 @@ impl Shared {
         let mut first = body.is_none();
         let mut body = body;
         let mut resumes = 0;
+        // Streams in a row that ended within `DEFAULT_RETRY` of opening.
+        let mut brief = 0;
         loop {
             if let Some(stream) = body.take() {
+                let opened = tokio::time::Instant::now();
                 let mut on_event = |event: Event| {
                     if let Some(id) = &event.id {
                         last_id = Some(id.clone());
@@ -434,6 +442,11 @@ impl Shared {
                 if self.read_events(stream, request, &mut on_event).await {
                     resumes = 0;
                 }
+                if opened.elapsed() < DEFAULT_RETRY {
+                    brief += 1;
+                } else {
+                    brief = 0;
+                }
             }
             let waiting = match request {
                 Some(id) => self.engine().is_some_and(|e| e.is_waiting(id)),
@@ -444,7 +457,7 @@ impl Shared {
                 break;
             }
             if !first {
-                tokio::time::sleep(retry).await;
+                tokio::time::sleep(resume_delay(retry, brief)).await;
             }
             first = false;
             resumes += 1;
@@ -540,6 +553,21 @@ impl Shared {
     }
 }
 
+/// The wait before resuming a stream, after `brief` streams in a row that ended within
+/// [`DEFAULT_RETRY`] of opening: the server's `retry`, but at least [`MIN_RETRY`]; a delay
+/// shorter than [`DEFAULT_RETRY`] doubles with each such stream after the first, up to
+/// [`DEFAULT_RETRY`]. A server that asks for a second or more is waited for as it asks; one
+/// that asks for less and ends every stream at once has the client reconnect about once a
+/// second, as a server that names no delay does.
+fn resume_delay(retry: Duration, brief: u32) -> Duration {
+    let wait = retry.max(MIN_RETRY);
+    if wait >= DEFAULT_RETRY {
+        return wait;
+    }
+    let doubled = 2u32.saturating_pow(brief.saturating_sub(1));
+    wait.saturating_mul(doubled).min(DEFAULT_RETRY)
+}
+
 fn is_event_stream(response: &Response<Incoming>) -> bool {
     response.status().is_success()
         && response
@@ -587,6 +615,22 @@ pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, CallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_retry_is_held_to_a_floor_and_doubles_up_to_a_second_while_streams_end_at_once() {
+        let ms = Duration::from_millis;
+        let waits: Vec<Duration> = (1..=6).map(|brief| resume_delay(ms(0), brief)).collect();
+        assert_eq!(
+            waits,
+            [ms(100), ms(200), ms(400), ms(800), ms(1000), ms(1000)]
+        );
+        // A stream that lasted resets the count: the floor again.
+        assert_eq!(resume_delay(ms(0), 0), ms(100));
+        assert_eq!(resume_delay(ms(300), 1), ms(300));
+        assert_eq!(resume_delay(ms(300), 3), ms(1000));
+        // A delay of a second or more is the server's to ask for, as it asks.
+        assert_eq!(resume_delay(ms(5000), 40), ms(5000));
+    }
 
     #[test]
     fn endpoints_resolve_against_the_stream_url() {

@@ -164,7 +164,7 @@ pub struct RequestOptions {
     pub timeout: Option<Duration>,
     /// Where the server's progress reports about this request go; asking for them sends a
     /// `progressToken`.
-    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    pub progress: Option<ProgressSender>,
     /// Cancels the request when cancelled: the server is told, and the call returns
     /// [`CallError::Cancelled`]. Dropping the call's future cancels it too.
     pub cancel: Option<CancellationToken>,
@@ -192,9 +192,12 @@ impl RequestOptions {
         }
     }
 
-    /// These options, with progress reports sent to `progress`.
-    pub fn with_progress(mut self, progress: mpsc::UnboundedSender<Progress>) -> Self {
-        self.progress = Some(progress);
+    /// These options, with progress reports sent to `progress`: a Tokio
+    /// `mpsc::UnboundedSender<Progress>`, which holds every report until it is read, or an
+    /// `mpsc::Sender<Progress>`, which holds as many as its capacity and drops the reports
+    /// that come while it is full (a server may send reports faster than they are read).
+    pub fn with_progress(mut self, progress: impl Into<ProgressSender>) -> Self {
+        self.progress = Some(progress.into());
         self
     }
 
@@ -202,6 +205,55 @@ impl RequestOptions {
     pub fn with_cancel(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
         self
+    }
+}
+
+/// Where a request's progress reports go ([`RequestOptions::with_progress`]): made from a
+/// Tokio `mpsc::UnboundedSender<Progress>` or `mpsc::Sender<Progress>`.
+///
+/// A bounded sender is the one to choose when the server is not trusted: the reports that
+/// come while it is full are dropped, not held, so a server that sends a hundred thousand
+/// reports for one call costs the client no more than the sender's capacity.
+///
+/// ```
+/// use mcp_runtime::client::{Progress, ProgressSender, RequestOptions};
+/// use mcp_runtime::tokio::sync::mpsc;
+///
+/// let (sender, _reports) = mpsc::channel::<Progress>(64);
+/// let options = RequestOptions::default().with_progress(sender);
+/// assert!(options.progress.is_some());
+/// let (sender, _reports) = mpsc::unbounded_channel::<Progress>();
+/// let _: ProgressSender = sender.into();
+/// ```
+#[derive(Clone, Debug)]
+pub struct ProgressSender(ProgressSink);
+
+#[derive(Clone, Debug)]
+enum ProgressSink {
+    Unbounded(mpsc::UnboundedSender<Progress>),
+    Bounded(mpsc::Sender<Progress>),
+}
+
+impl ProgressSender {
+    /// Hands `report` on, or drops it when a bounded sender is full (or the receiver is
+    /// gone); returns whether it was handed on.
+    pub(crate) fn offer(&self, report: Progress) -> bool {
+        match &self.0 {
+            ProgressSink::Unbounded(sender) => sender.send(report).is_ok(),
+            ProgressSink::Bounded(sender) => sender.try_send(report).is_ok(),
+        }
+    }
+}
+
+impl From<mpsc::UnboundedSender<Progress>> for ProgressSender {
+    fn from(sender: mpsc::UnboundedSender<Progress>) -> Self {
+        ProgressSender(ProgressSink::Unbounded(sender))
+    }
+}
+
+impl From<mpsc::Sender<Progress>> for ProgressSender {
+    fn from(sender: mpsc::Sender<Progress>) -> Self {
+        ProgressSender(ProgressSink::Bounded(sender))
     }
 }
 

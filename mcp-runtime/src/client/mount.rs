@@ -18,6 +18,11 @@ use crate::protocol::{RpcError, ToolAnnotations};
 use crate::registry::{DynamicCompleter, ResourceRequest};
 use crate::server::Server;
 
+/// How many of a mounted call's progress reports wait to be passed on to the caller; the
+/// reports that come while this many wait are dropped, not held: a mounted server that sends
+/// reports faster than they are passed on costs no more than this.
+const MOUNTED_PROGRESS_QUEUE: usize = 64;
+
 /// The longest a mounted call may run (a day): the caller's cancellation or this server's own
 /// tool timeout ends it sooner.
 const MOUNTED_CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
@@ -135,7 +140,43 @@ struct Listed {
     templates: Vec<ResourceTemplateInfo>,
 }
 
+/// Whether `name` is a valid tool name (MCP 2025-11-25, "Tool names"): 1 to 128 characters
+/// of ASCII letters, digits, `_`, `-` and `.`.
+fn is_valid_name(name: &str) -> bool {
+    (1..=MAX_NAME).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The longest tool name the specification allows.
+const MAX_NAME: usize = 128;
+
 impl Listed {
+    /// Leaves out, with a warning naming the mount and the name, each tool and prompt whose
+    /// name, or name under `prefix`, is not a valid tool name ([`is_valid_name`]), as a
+    /// name that clashes is left out: this server lists them as its own, and must not hand
+    /// its clients an empty name, a newline or a name of a hundred thousand characters.
+    /// Prompts too: they are listed under the same `{prefix}_{name}`.
+    fn without_invalid_names(mut self, prefix: &str) -> Listed {
+        let valid = |kind: &str, name: &str| {
+            let valid = is_valid_name(name) && is_valid_name(&format!("{prefix}_{name}"));
+            if !valid {
+                let shown: String = name.chars().take(200).collect();
+                tracing::warn!(
+                    prefix,
+                    name = ?shown,
+                    length = name.len(),
+                    "a {kind} of the mounted server is left out: its name is not 1 to {MAX_NAME} letters, digits, `_`, `-` or `.` under the prefix"
+                );
+            }
+            valid
+        };
+        self.tools.retain(|t| valid("tool", &t.name));
+        self.prompts.retain(|p| valid("prompt", &p.name));
+        self
+    }
+
     async fn fetch(client: &Client) -> Result<Listed, CallError> {
         let server = client.server();
         let mut listed = Listed::default();
@@ -176,7 +217,7 @@ impl Mount {
         let notifications = client.notifications();
         let first = Listed::fetch(&client).await?;
         let listening = ask_for_changes(&prefix, &client, &first, &[]).await;
-        let listed = Listed::fetch(&client).await?;
+        let listed = Listed::fetch(&client).await?.without_invalid_names(&prefix);
         Ok(Mount {
             prefix,
             client,
@@ -372,7 +413,7 @@ impl Mount {
     /// that changed (an item the gateway disabled stays disabled while it is unchanged).
     async fn refresh(&mut self, server: &Server) {
         let listed = match Listed::fetch(&self.client).await {
-            Ok(listed) => listed,
+            Ok(listed) => listed.without_invalid_names(&self.prefix),
             Err(error) => {
                 tracing::warn!(prefix = self.prefix, %error, "the mounted server's lists could not be fetched again");
                 return;
@@ -386,37 +427,64 @@ impl Mount {
             (&old.tools, &self.listed.tools),
             |t| &t.name,
             &mut owned.tools,
+            |tool| {
+                let made = self.tool(tool);
+                made.make_descriptor().map(|()| made)
+            },
             |tool| server.remove_tool(&prefixed(&tool.name)),
-            |tool| server.add_dynamic_tool(self.tool(tool)),
+            |made| server.add_dynamic_tool(made),
             &mut problems,
         );
         follow_changes(
             (&old.prompts, &self.listed.prompts),
             |p| &p.name,
             &mut owned.prompts,
+            |prompt| {
+                let made = self.prompt(prompt);
+                made.make_descriptor().map(|()| made)
+            },
             |prompt| server.remove_prompt(&prefixed(&prompt.name)),
-            |prompt| server.add_dynamic_prompt(self.prompt(prompt)),
+            |made| server.add_dynamic_prompt(made),
             &mut problems,
         );
         follow_changes(
             (&old.resources, &self.listed.resources),
             |r| &r.uri,
             &mut owned.resources,
+            |resource| {
+                let made = self.listed_resource(resource);
+                made.make_descriptor().map(|()| made)
+            },
             |resource| server.remove_resource(&resource.uri),
-            |resource| server.add_dynamic_resource(self.listed_resource(resource)),
+            |made| server.add_dynamic_resource(made),
             &mut problems,
         );
         follow_changes(
             (&old.templates, &self.listed.templates),
             |t| &t.uri_template,
             &mut owned.templates,
+            |template| {
+                let made = self.template(template);
+                made.make_descriptor().map(|()| made)
+            },
             |template| server.remove_resource(&template.uri_template),
-            |template| server.add_dynamic_resource(self.template(template)),
+            |made| server.add_dynamic_resource(made),
             &mut problems,
         );
         self.owned = owned;
         for problem in problems {
-            tracing::warn!(prefix = self.prefix, %problem, "an item of the mounted server is left out");
+            match &problem {
+                crate::CatalogueError::MadeTextLimit { kind, name, .. } => tracing::error!(
+                    prefix = self.prefix,
+                    kind,
+                    name,
+                    %problem,
+                    "a change of the mounted server is refused: the version served before stays"
+                ),
+                _ => {
+                    tracing::warn!(prefix = self.prefix, %problem, "an item of the mounted server is left out")
+                }
+            }
         }
         // New resources are followed too.
         if let Some(listening) =
@@ -430,22 +498,36 @@ impl Mount {
 /// Brings one of the server's lists in step with a mounted server's list, from `old` to
 /// `new`: an item gone or changed is removed if the mount added it (`owned`), one new or
 /// changed is added and then owned; an item refused (its name or URI is another's) is a
-/// problem, and stays the other's.
-fn follow_changes<T: PartialEq>(
+/// problem, and stays the other's. Each new or changed item is made (`make`) before anything
+/// is removed: one refused then (past the bound on the text kept for items made at run time)
+/// is a problem, and the version served before, if any, stays.
+fn follow_changes<T: PartialEq, M>(
     (old, new): (&[T], &[T]),
     key: impl Fn(&T) -> &String,
     owned: &mut HashSet<String>,
+    make: impl Fn(&T) -> Result<M, crate::CatalogueError>,
     remove: impl Fn(&T) -> bool,
-    add: impl Fn(&T) -> Result<(), crate::CatalogueError>,
+    add: impl Fn(M) -> Result<(), crate::CatalogueError>,
     problems: &mut Vec<crate::CatalogueError>,
 ) {
+    let mut made = Vec::new();
+    let mut refused = HashSet::new();
+    for item in changed(new, old, &key) {
+        match make(item) {
+            Ok(one) => made.push((item, one)),
+            Err(problem) => {
+                refused.insert(key(item));
+                problems.push(problem);
+            }
+        }
+    }
     for item in changed(old, new, &key) {
-        if owned.remove(key(item)) {
+        if !refused.contains(key(item)) && owned.remove(key(item)) {
             remove(item);
         }
     }
-    for item in changed(new, old, &key) {
-        match add(item) {
+    for (item, one) in made {
+        match add(one) {
             Ok(()) => {
                 owned.insert(key(item).clone());
             }
@@ -528,7 +610,7 @@ async fn call_tool(
     arguments: Value,
     ctx: &Context,
 ) -> CallToolResult {
-    let (progress, mut reports) = mpsc::unbounded_channel();
+    let (progress, mut reports) = mpsc::channel(MOUNTED_PROGRESS_QUEUE);
     let cancel = CancellationToken::new();
     // The call lasts as long as the caller waits: its cancellation (or this server's tool
     // timeout) ends it, not the client's default timeout.
@@ -538,19 +620,33 @@ async fn call_tool(
     options.forward = Some(forwarder(ctx));
     let call = client.call_tool_with(remote, arguments, &options);
     tokio::pin!(call);
-    let outcome = loop {
-        tokio::select! {
-            outcome = &mut call => break outcome,
-            Some(report) = reports.recv() => {
-                ctx.progress(report.progress, report.total, report.message).await;
+    let outcome = {
+        // Reports are passed on beside the call, never in its place: once the caller is
+        // gone `ctx.progress` never returns, and the call must still be polled and its
+        // cancellation passed down.
+        let passing = async {
+            while let Some(report) = reports.recv().await {
+                ctx.progress(report.progress, report.total, report.message)
+                    .await;
             }
-            () = ctx.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+            // `options` holds a sender until the call ends: not reached before.
+            std::future::pending::<()>().await;
+        };
+        tokio::pin!(passing);
+        loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                () = &mut passing => {}
+                () = ctx.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
+            }
         }
     };
-    // Reports that came just before the answer.
+    // Reports that came just before the answer, unless the caller is gone.
     while let Ok(report) = reports.try_recv() {
-        ctx.progress(report.progress, report.total, report.message)
-            .await;
+        tokio::select! {
+            () = ctx.progress(report.progress, report.total, report.message) => {}
+            () = ctx.cancelled() => break,
+        }
     }
     match outcome {
         Ok(result) => CallToolResult {

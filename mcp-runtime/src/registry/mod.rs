@@ -174,6 +174,19 @@ pub enum CatalogueError {
         /// Why not.
         problem: String,
     },
+    /// An item made at run time is new text past the bound on what such items keep: each
+    /// distinct name, description and annotation set of one stays for the life of the
+    /// process (its descriptor is `'static`), so the text they keep is bounded.
+    MadeTextLimit {
+        /// `"tool"`, `"prompt"` or `"resource"`.
+        kind: &'static str,
+        /// The item's name (or URI), cut at 200 characters.
+        name: String,
+        /// Where it comes from (`the server mounted as …`), if not from the program itself.
+        origin: Option<String>,
+        /// The bound, in bytes.
+        limit: usize,
+    },
     /// The skills given to the builder break the skills extension's rules.
     InvalidSkills {
         /// Which file or skill, and why.
@@ -245,6 +258,22 @@ impl fmt::Display for CatalogueError {
             ),
             CatalogueError::InvalidDynamicTool { name, problem } => {
                 write!(f, "the tool `{name}` cannot be served: {problem}")
+            }
+            CatalogueError::MadeTextLimit {
+                kind,
+                name,
+                origin,
+                limit,
+            } => {
+                let (from, of) = match origin {
+                    Some(origin) => (format!(" of {origin}"), format!("the items of {origin}")),
+                    None => (String::new(), "the items made at run time".to_owned()),
+                };
+                write!(
+                    f,
+                    "the {kind} `{name}`{from} is not served as it is: {of} already keep {} MiB of names and descriptions, the most they may (each version of an item is kept for the life of the process)",
+                    limit / (1024 * 1024)
+                )
             }
             CatalogueError::InvalidSkills { problem } => {
                 write!(f, "the skills cannot be served: {problem}")
