@@ -60,6 +60,7 @@ fn each_user_sees_only_their_own_notes_and_another_users_note_is_not_found() {
     let milk = add(&alice, 1, "milk");
     add(&alice, 2, "eggs");
     let secret = add(&bob, 3, "bob's secret");
+    assert_ne!(secret, milk);
     assert_eq!(
         titles(ok(&alice.call(4, "list_notes", json!({})))),
         ["milk", "eggs"]
@@ -212,11 +213,12 @@ fn over_stdio_the_notes_are_the_local_users() {
         "tools/call",
         json!({"name": "add_note", "arguments": {"title": "t", "body": "b"}}),
     );
-    assert_eq!(server.response(1)["result"]["structuredContent"]["id"], 1);
+    let id = server.response(1)["result"]["structuredContent"]["id"].clone();
+    assert!(id.is_i64(), "{id}");
     server.request(
         2,
         "tools/call",
-        json!({"name": "pin", "arguments": {"id": 1}}),
+        json!({"name": "pin", "arguments": {"id": id}}),
     );
     server.response(2);
     server.request(3, "tools/call", json!({"name": "pinned", "arguments": {}}));
@@ -261,4 +263,156 @@ fn with_metrics_the_operator_sees_each_tools_calls_behind_the_same_tokens() {
     ] {
         assert!(text.contains(line), "`{line}` in:\n{text}");
     }
+}
+
+#[test]
+fn note_ids_tell_no_user_how_many_notes_others_made() {
+    let scratch = Scratch::new("notes-ids");
+    let server = notes(&scratch.path("notes.db"));
+    let (alice, bob) = (open(&server, "token-a"), open(&server, "token-b"));
+    let alices: Vec<i64> = (1..=3).map(|i| add(&alice, i, "a")).collect();
+    let bobs = add(&bob, 1, "b");
+    // One sequence for all users would have given Bob 4: three notes made before his.
+    assert!(
+        !alices.contains(&bobs) && bobs != alices[2] + 1 && alices[1] != alices[0] + 1,
+        "{alices:?} then {bobs}"
+    );
+    // Exact in a JavaScript client, whose numbers are doubles.
+    for id in alices.iter().chain([&bobs]) {
+        assert!((1..1 << 53).contains(id), "{id}");
+    }
+    assert_eq!(
+        ok(&bob.call(2, "get_note", json!({"id": bobs})))["title"],
+        "b"
+    );
+}
+
+#[test]
+fn a_note_over_the_size_limits_is_refused_naming_the_limit() {
+    let scratch = Scratch::new("notes-size");
+    let server = notes(&scratch.path("notes.db"));
+    let alice = open(&server, "token-a");
+    let body = "x".repeat(64 * 1024 + 1);
+    let refused = alice.call(1, "add_note", json!({"title": "big", "body": body}));
+    assert_eq!(
+        tool_error(&refused),
+        "the body has 65537 bytes; a note may hold at most 65536: split it into several notes"
+    );
+    let title = "t".repeat(201);
+    let refused = alice.call(2, "add_note", json!({"title": title, "body": "b"}));
+    assert!(
+        tool_error(&refused)
+            .starts_with("the title has 201 characters; a title may have at most 200"),
+        "{refused}"
+    );
+    // At the limits, a note goes in.
+    let body = "x".repeat(64 * 1024);
+    let title = "t".repeat(200);
+    let id = ok(&alice.call(3, "add_note", json!({"title": title, "body": body})))["id"].clone();
+    assert_eq!(titles(ok(&alice.call(4, "list_notes", json!({})))), [title]);
+    assert_eq!(
+        ok(&alice.call(5, "get_note", json!({"id": id})))["body"]
+            .as_str()
+            .map(str::len),
+        Some(64 * 1024)
+    );
+}
+
+#[test]
+fn each_user_keeps_at_most_256_notes_and_other_users_are_not_held_back() {
+    let scratch = Scratch::new("notes-count");
+    let server = notes(&scratch.path("notes.db"));
+    let (alice, bob) = (open(&server, "token-a"), open(&server, "token-b"));
+    let mut first = None;
+    for i in 1..=256 {
+        first.get_or_insert(add(&alice, i, &format!("n{i}")));
+    }
+    let refused = alice.call(257, "add_note", json!({"title": "one more", "body": "b"}));
+    assert_eq!(
+        tool_error(&refused),
+        "you have 256 notes, the most one user may keep: delete some with delete_note first"
+    );
+    add(&bob, 1, "bob's");
+    // Deleting one makes room for one.
+    alice.call(258, "delete_note", json!({"id": first.unwrap()}));
+    add(&alice, 259, "one more");
+    let refused = alice.call(
+        260,
+        "add_note",
+        json!({"title": "and another", "body": "b"}),
+    );
+    assert!(
+        tool_error(&refused).starts_with("you have 256 notes"),
+        "{refused}"
+    );
+    assert_eq!(
+        titles(ok(&alice.call(261, "list_notes", json!({})))).len(),
+        256
+    );
+}
+
+/// Clears a process's peak resident memory (`VmHWM`, through `/proc/PID/clear_refs`): the
+/// peak read next is the most it held from now on.
+fn reset_peak(pid: u32) {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("clear_refs");
+}
+
+/// A process's peak resident memory, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    mcp_tests::group::memory_kib(pid, "VmHWM").expect("VmHWM")
+}
+
+#[test]
+fn listing_notes_reads_titles_and_not_bodies() {
+    let scratch = Scratch::new("notes-list");
+    let server = notes(&scratch.path("notes.db"));
+    let alice = open(&server, "token-a");
+    // 16 MiB of bodies: the most one user may keep.
+    let body = "x".repeat(64 * 1024);
+    for i in 1..=256 {
+        let added = alice.call(
+            i,
+            "add_note",
+            json!({"title": format!("n{i}"), "body": body}),
+        );
+        ok(&added);
+    }
+    reset_peak(server.pid());
+    let before = peak_kib(server.pid());
+    let listed = alice.call(300, "list_notes", json!({}));
+    assert_eq!(titles(ok(&listed)).len(), 256);
+    let grew = peak_kib(server.pid()).saturating_sub(before);
+    // Loading the bodies to drop them would take 16 MiB at once; the titles take kilobytes.
+    assert!(grew < 6 * 1024, "listing titles took {grew} KiB more");
+}
+
+#[test]
+fn the_summary_prompt_holds_at_most_128_kib_of_notes_and_says_what_it_left_out() {
+    let scratch = Scratch::new("notes-prompt");
+    let server = notes(&scratch.path("notes.db"));
+    let alice = open(&server, "token-a");
+    let body = "x".repeat(60 * 1024);
+    for i in 1..=5 {
+        add_with_body(&alice, i, &format!("n{i}"), &body);
+    }
+    let prompt = alice.request(10, "prompts/get", json!({"name": "summarize_notes"}));
+    let text = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.len() < 129 * 1024, "{} bytes", text.len());
+    // Two whole notes, the third cut, the last two left out.
+    assert!(text.contains("## n1 ") && text.contains("## n3 ") && !text.contains("## n4 "));
+    assert!(
+        text.ends_with(
+            "(Only the first 131072 bytes of notes are shown: the last note above is cut \
+             short, and 2 more notes are left out.)\n"
+        ),
+        "{}",
+        &text[text.len() - 200..]
+    );
+}
+
+fn add_with_body(session: &Session<'_>, id: i64, title: &str, body: &str) -> i64 {
+    let added = session.call(id, "add_note", json!({"title": title, "body": body}));
+    ok(&added)["id"].as_i64().unwrap()
 }

@@ -5,7 +5,13 @@
 //!   note is "not found", exactly as one that never existed.
 //! - `pin`, `pinned`: pins kept in the session's store, so two sessions of one user each have
 //!   their own, and they end with the session.
-//! - `notes://{id}`: one note as Markdown; `summarize_notes`: a prompt over all of them.
+//! - `notes://{id}`: one note as Markdown; `summarize_notes`: a prompt over them, cut at
+//!   [`MAX_PROMPT_BYTES`] of notes, saying how much was left out.
+//!
+//! Each user may keep [`MAX_NOTES`] notes of at most [`MAX_BODY_BYTES`] each (titles of at most
+//! [`MAX_TITLE_CHARS`]), so that no user can fill the disk the others share. A note's id is
+//! drawn at random: a sequence shared by all users would tell each how many notes the others
+//! made.
 //!
 //! ```text
 //! cargo run -p notes -- --db notes.db                      # stdio, as the user `local`
@@ -36,7 +42,20 @@ use mcp_runtime::otel::Otlp;
 use mcp_runtime::prelude::*;
 use mcp_runtime::serde::{Deserialize, Serialize};
 use mcp_runtime::{AuthInfo, State, resource_not_found, schemars};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
+
+/// The longest body a note may have, in bytes.
+const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The longest title a note may have, in characters: `list_notes` answers every title.
+const MAX_TITLE_CHARS: usize = 200;
+
+/// The most notes one user may keep.
+const MAX_NOTES: i64 = 256;
+
+/// The most bytes of notes `summarize_notes` puts in its prompt: a user's notes may hold
+/// 16 MiB, far more than a model's context.
+const MAX_PROMPT_BYTES: usize = 128 * 1024;
 
 /// The notes of every user, in one SQLite file.
 struct Notes {
@@ -70,24 +89,69 @@ struct Added {
     id: i64,
 }
 
+/// Why a note was not added.
+enum AddError {
+    /// The user keeps [`MAX_NOTES`] notes already.
+    TooMany,
+    Storage(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for AddError {
+    fn from(error: rusqlite::Error) -> Self {
+        AddError::Storage(error)
+    }
+}
+
+/// What `summarize_notes` shows: the notes that fit, and how much was left out.
+struct Summary {
+    text: String,
+    /// Whether the last note shown was cut short.
+    cut: bool,
+    /// The notes not shown at all.
+    left_out: i64,
+}
+
 impl Notes {
     /// Opens (and creates when missing) the database at `path`.
     fn open(path: &Path) -> rusqlite::Result<Notes> {
-        let db = Connection::open(path)?;
+        let mut db = Connection::open(path)?;
         // Replicas may share the file: each waits for the others' writes.
         db.busy_timeout(Duration::from_secs(5))?;
         // Every committed note survives a crash of the process (or the machine).
-        db.execute_batch(
-            "PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = FULL;
-             CREATE TABLE IF NOT EXISTS notes (
-                 id INTEGER PRIMARY KEY,
-                 owner TEXT NOT NULL,
-                 title TEXT NOT NULL,
-                 body TEXT NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS notes_by_owner ON notes (owner, id);",
-        )?;
+        db.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")?;
+        // Immediate: two replicas starting at once do not both migrate.
+        let schema = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = schema.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if version < 1 {
+            // `seq` keeps the order notes were added in; `id`, what the owner calls a note,
+            // is random. The body comes last, so that reading a title never reads past it.
+            schema.execute_batch(
+                "CREATE TABLE note (
+                     seq INTEGER PRIMARY KEY,
+                     id INTEGER NOT NULL UNIQUE,
+                     owner TEXT NOT NULL,
+                     title TEXT NOT NULL,
+                     body TEXT NOT NULL
+                 );
+                 CREATE INDEX note_by_owner ON note (owner, seq);",
+            )?;
+            // A database of the first version, whose ids were one sequence for all users:
+            // its notes keep their ids, which their owners may have written down.
+            let first_version: bool = schema.query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'notes')",
+                [],
+                |row| row.get(0),
+            )?;
+            if first_version {
+                schema.execute_batch(
+                    "INSERT INTO note (seq, id, owner, title, body)
+                         SELECT id, id, owner, title, body FROM notes;
+                     DROP TABLE notes;",
+                )?;
+            }
+            schema.pragma_update(None, "user_version", 1)?;
+        }
+        schema.commit()?;
         Ok(Notes { db: Mutex::new(db) })
     }
 
@@ -95,24 +159,52 @@ impl Notes {
         self.db.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn add(&self, owner: &str, title: &str, body: &str) -> rusqlite::Result<i64> {
-        let db = self.db();
-        db.execute(
-            "INSERT INTO notes (owner, title, body) VALUES (?1, ?2, ?3)",
-            params![owner, title, body],
+    /// Adds a note unless its owner keeps [`MAX_NOTES`] already; answers its id.
+    fn add(&self, owner: &str, title: &str, body: &str) -> Result<i64, AddError> {
+        let mut db = self.db();
+        // Immediate: the count and the insert are one step, also for replicas sharing the file.
+        let add = db.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let count: i64 = add.query_row(
+            "SELECT COUNT(*) FROM note WHERE owner = ?1",
+            params![owner],
+            |row| row.get(0),
         )?;
-        Ok(db.last_insert_rowid())
+        if count >= MAX_NOTES {
+            return Err(AddError::TooMany);
+        }
+        // SQLite's `random()` is seeded from the system's randomness; ids stay below 2^53 so
+        // that a JavaScript client reads them exactly. A clash with another note's id (one
+        // chance in billions) draws again.
+        let mut attempts = 0;
+        let id = loop {
+            let inserted = add.query_row(
+                "INSERT INTO note (id, owner, title, body)
+                 VALUES (abs(random() % 9007199254740991) + 1, ?1, ?2, ?3) RETURNING id",
+                params![owner, title, body],
+                |row| row.get(0),
+            );
+            match inserted {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == ErrorCode::ConstraintViolation && attempts < 3 =>
+                {
+                    attempts += 1;
+                }
+                inserted => break inserted?,
+            }
+        };
+        add.commit()?;
+        Ok(id)
     }
 
-    fn list(&self, owner: &str) -> rusqlite::Result<Vec<Note>> {
+    /// The owner's notes' ids and titles, in the order they were added; no body is read.
+    fn list(&self, owner: &str) -> rusqlite::Result<Vec<Listed>> {
         let db = self.db();
         let mut statement =
-            db.prepare_cached("SELECT id, title, body FROM notes WHERE owner = ?1 ORDER BY id")?;
+            db.prepare_cached("SELECT id, title FROM note WHERE owner = ?1 ORDER BY seq")?;
         let rows = statement.query_map(params![owner], |row| {
-            Ok(Note {
+            Ok(Listed {
                 id: row.get(0)?,
                 title: row.get(1)?,
-                body: row.get(2)?,
             })
         })?;
         rows.collect()
@@ -122,7 +214,7 @@ impl Notes {
     fn get(&self, owner: &str, id: i64) -> rusqlite::Result<Option<Note>> {
         self.db()
             .query_row(
-                "SELECT id, title, body FROM notes WHERE owner = ?1 AND id = ?2",
+                "SELECT id, title, body FROM note WHERE owner = ?1 AND id = ?2",
                 params![owner, id],
                 |row| {
                     Ok(Note {
@@ -135,12 +227,64 @@ impl Notes {
             .optional()
     }
 
+    /// The title of the owner's note `id`, without its body.
+    fn title(&self, owner: &str, id: i64) -> rusqlite::Result<Option<String>> {
+        self.db()
+            .query_row(
+                "SELECT title FROM note WHERE owner = ?1 AND id = ?2",
+                params![owner, id],
+                |row| row.get(0),
+            )
+            .optional()
+    }
+
     fn delete(&self, owner: &str, id: i64) -> rusqlite::Result<bool> {
         let deleted = self.db().execute(
-            "DELETE FROM notes WHERE owner = ?1 AND id = ?2",
+            "DELETE FROM note WHERE owner = ?1 AND id = ?2",
             params![owner, id],
         )?;
         Ok(deleted > 0)
+    }
+
+    /// The owner's notes as the prompt shows them, in the order they were added, until
+    /// [`MAX_PROMPT_BYTES`]: the note that does not fit is cut, and the rest are not read.
+    fn summary(&self, owner: &str) -> rusqlite::Result<Summary> {
+        let db = self.db();
+        let total: i64 = db.query_row(
+            "SELECT COUNT(*) FROM note WHERE owner = ?1",
+            params![owner],
+            |row| row.get(0),
+        )?;
+        let mut statement =
+            db.prepare_cached("SELECT id, title, body FROM note WHERE owner = ?1 ORDER BY seq")?;
+        let mut rows = statement.query(params![owner])?;
+        let mut summary = Summary {
+            text: String::new(),
+            cut: false,
+            left_out: total,
+        };
+        while let Some(row) = rows.next()? {
+            let (id, title, body): (i64, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+            let section = format!("\n## {title} (note {id})\n{body}\n");
+            summary.left_out -= 1;
+            let room = MAX_PROMPT_BYTES - summary.text.len();
+            if section.len() <= room {
+                summary.text.push_str(&section);
+                continue;
+            }
+            let mut end = room;
+            while !section.is_char_boundary(end) {
+                end -= 1;
+            }
+            if end == 0 {
+                summary.left_out += 1;
+            } else {
+                summary.text.push_str(&section[..end]);
+                summary.cut = true;
+            }
+            break;
+        }
+        Ok(summary)
     }
 }
 
@@ -158,7 +302,8 @@ fn storage(error: rusqlite::Error) -> ToolError {
     ToolError::new(format!("the notes database failed: {error}"))
 }
 
-/// Add a note; answers its id.
+/// Add a note; answers its id. A title has at most 200 characters, a body at most 65536
+/// bytes, and each user keeps at most 256 notes.
 #[tool(scopes("notes:write"))]
 fn add_note(
     ctx: Context,
@@ -168,23 +313,34 @@ fn add_note(
     /// The note's text.
     body: String,
 ) -> Result<Json<Added>, ToolError> {
-    let id = notes.add(&owner(&ctx), &title, &body).map_err(storage)?;
-    Ok(Json(Added { id }))
+    let chars = title.chars().count();
+    if chars > MAX_TITLE_CHARS {
+        return Err(ToolError::new(format!(
+            "the title has {chars} characters; a title may have at most {MAX_TITLE_CHARS}: \
+             shorten it, and put the rest in the body"
+        )));
+    }
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ToolError::new(format!(
+            "the body has {} bytes; a note may hold at most {MAX_BODY_BYTES}: split it into \
+             several notes",
+            body.len()
+        )));
+    }
+    match notes.add(&owner(&ctx), &title, &body) {
+        Ok(id) => Ok(Json(Added { id })),
+        Err(AddError::TooMany) => Err(ToolError::new(format!(
+            "you have {MAX_NOTES} notes, the most one user may keep: delete some with \
+             delete_note first"
+        ))),
+        Err(AddError::Storage(error)) => Err(storage(error)),
+    }
 }
 
 /// List your notes: their ids and titles.
 #[tool(annotations(read_only), scopes("notes:read"))]
 fn list_notes(ctx: Context, notes: State<Notes>) -> Result<Json<Vec<Listed>>, ToolError> {
-    let listed = notes.list(&owner(&ctx)).map_err(storage)?;
-    Ok(Json(
-        listed
-            .into_iter()
-            .map(|n| Listed {
-                id: n.id,
-                title: n.title,
-            })
-            .collect(),
-    ))
+    notes.list(&owner(&ctx)).map(Json).map_err(storage)
 }
 
 /// Read one of your notes.
@@ -229,7 +385,7 @@ fn pin(
     /// The note's id.
     id: i64,
 ) -> Result<String, ToolError> {
-    if notes.get(&owner(&ctx), id).map_err(storage)?.is_none() {
+    if notes.title(&owner(&ctx), id).map_err(storage)?.is_none() {
         return Err(not_found(id));
     }
     let count = ctx.session()?.update(|pins: &mut Pins| {
@@ -249,11 +405,8 @@ fn pinned(ctx: Context, notes: State<Notes>) -> Result<Json<Vec<Listed>>, ToolEr
     let mut listed = Vec::new();
     for id in ids {
         // A note deleted since it was pinned is left out.
-        if let Some(note) = notes.get(&owner, id).map_err(storage)? {
-            listed.push(Listed {
-                id: note.id,
-                title: note.title,
-            });
+        if let Some(title) = notes.title(&owner, id).map_err(storage)? {
+            listed.push(Listed { id, title });
         }
     }
     Ok(Json(listed))
@@ -275,24 +428,33 @@ fn note(
     }
 }
 
-/// Ask the model to summarise all your notes.
+/// Ask the model to summarise your notes (the first 128 KiB of them).
 #[prompt(scopes("notes:read"))]
 fn summarize_notes(
     ctx: Context,
     notes: State<Notes>,
 ) -> Result<Vec<PromptMessage>, mcp_runtime::protocol::RpcError> {
-    let all = notes
-        .list(&owner(&ctx))
+    let summary = notes
+        .summary(&owner(&ctx))
         .map_err(|e| mcp_runtime::protocol::RpcError::internal(e.to_string()))?;
     let mut text = String::from("Summarise these notes in a few sentences:\n");
-    for note in &all {
-        text.push_str(&format!(
-            "\n## {} (note {})\n{}\n",
-            note.title, note.id, note.body
-        ));
-    }
-    if all.is_empty() {
+    if summary.text.is_empty() && summary.left_out == 0 {
         text.push_str("\n(there are no notes yet)\n");
+    }
+    text.push_str(&summary.text);
+    // The model is told what it does not see, so that it does not summarise a part as the
+    // whole.
+    if summary.cut || summary.left_out > 0 {
+        let cut = if summary.cut {
+            "the last note above is cut short"
+        } else {
+            "the notes above are whole"
+        };
+        text.push_str(&format!(
+            "\n\n(Only the first {MAX_PROMPT_BYTES} bytes of notes are shown: {cut}, and {} more \
+             notes are left out.)\n",
+            summary.left_out
+        ));
     }
     Ok(vec![PromptMessage::user(text)])
 }
