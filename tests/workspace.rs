@@ -4,6 +4,7 @@
 //! and by scanning; and the allowlisted tools, through `project/` and through `tools/call`.
 #![cfg(unix)]
 
+use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -519,6 +520,150 @@ fn changes_are_notified_as_inotify_sees_them() {
 #[test]
 fn changes_are_notified_by_scanning_with_poll() {
     changes_are_notified(&["--poll"], "polling");
+}
+
+#[test]
+fn read_file_reads_at_most_1_mib_so_a_client_that_does_not_read_holds_little() {
+    let (_scratch, root, _) = sandbox("workspace-read-cap");
+    let at_cap = vec![7u8; 1024 * 1024];
+    std::fs::write(root.join("at-cap.bin"), &at_cap).unwrap();
+    std::fs::write(root.join("over.bin"), vec![7u8; 1024 * 1024 + 1]).unwrap();
+    let mut client = Client::start(&root, &[]);
+    let read = client.ok("fs/readFile", json!({"path": "at-cap.bin"}));
+    assert_eq!(read["content"], base64(&at_cap));
+    // 64 requests in flight of a bigger answer each, never read, would be held all at once.
+    let refused = client.refused("fs/readFile", json!({"path": "over.bin"}));
+    assert_eq!(
+        refused["message"],
+        "over.bin has 1048577 bytes; fs/readFile reads files of at most 1048576"
+    );
+}
+
+/// The files of a folder opened by anyone, as inotify tells them (`IN_OPEN`): how the tests
+/// see what the watcher's looks cost without timing them.
+#[cfg(target_os = "linux")]
+struct Opens {
+    fd: std::os::fd::OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl Opens {
+    fn watch(dir: &Path) -> Opens {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: plain system calls; the descriptor is owned from here on.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(
+            fd >= 0,
+            "inotify_init1: {}",
+            std::io::Error::last_os_error()
+        );
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        let wd = unsafe {
+            libc::inotify_add_watch(
+                std::os::fd::AsRawFd::as_raw_fd(&fd),
+                path.as_ptr(),
+                libc::IN_OPEN,
+            )
+        };
+        assert!(
+            wd >= 0,
+            "inotify_add_watch: {}",
+            std::io::Error::last_os_error()
+        );
+        Opens { fd }
+    }
+
+    /// The names of the files opened since the last call, once each; `<overflow>` when more
+    /// were opened than inotify could queue. The folder's own opens (no name) are left out.
+    fn take(&self) -> BTreeSet<String> {
+        const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
+        let mut names = BTreeSet::new();
+        let mut buffer = vec![0u8; 64 * 1024];
+        loop {
+            // SAFETY: the buffer is valid for its length.
+            let read = unsafe {
+                libc::read(
+                    std::os::fd::AsRawFd::as_raw_fd(&self.fd),
+                    buffer.as_mut_ptr().cast(),
+                    buffer.len(),
+                )
+            };
+            let Ok(read) = usize::try_from(read) else {
+                return names;
+            };
+            let mut at = 0;
+            while at + HEADER <= read {
+                // SAFETY: a whole header lies at `at`, perhaps unaligned.
+                let event: libc::inotify_event =
+                    unsafe { std::ptr::read_unaligned(buffer.as_ptr().add(at).cast()) };
+                let end = at + HEADER + event.len as usize;
+                let name = buffer[at + HEADER..end].split(|&b| b == 0).next().unwrap();
+                if event.mask & libc::IN_Q_OVERFLOW != 0 {
+                    names.insert("<overflow>".to_owned());
+                } else if !name.is_empty() {
+                    names.insert(String::from_utf8_lossy(name).into_owned());
+                }
+                at = end;
+            }
+        }
+    }
+}
+
+/// A folder of `count` empty files, `f00000` on.
+#[cfg(target_os = "linux")]
+fn many_files(dir: &Path, count: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..count {
+        std::fs::write(dir.join(format!("f{i:05}")), "").unwrap();
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn with_inotify_a_change_costs_what_changed_and_not_what_its_folder_holds() {
+    let (_scratch, root, _) = sandbox("workspace-watch-cost");
+    many_files(&root.join("many"), 2000);
+    let mut client = Client::start(&root, &[]);
+    let opens = Opens::watch(&root.join("many"));
+    for round in 0..3 {
+        std::fs::write(root.join("many/f00007"), format!("round {round}")).unwrap();
+        client.expect_changes(&[("many/f00007", "modified")]);
+        // Reported after the watcher looked: whatever it opened is queued by now.
+        let mut opened = opens.take();
+        opened.remove("f00007");
+        assert!(
+            opened.is_empty(),
+            "one write made the watcher open {} other files",
+            opened.len()
+        );
+    }
+    std::fs::remove_file(root.join("many/f00008")).unwrap();
+    std::fs::write(root.join("many/new"), "").unwrap();
+    client.expect_changes(&[("many/f00008", "deleted"), ("many/new", "created")]);
+    let mut opened = opens.take();
+    opened.remove("new");
+    assert!(opened.is_empty(), "{opened:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_scan_of_a_folder_of_many_files_opens_none_of_them() {
+    let (_scratch, root, _) = sandbox("workspace-scan-cost");
+    many_files(&root.join("many"), 1100);
+    std::fs::write(root.join("few.txt"), "few").unwrap();
+    let opens = Opens::watch(&root.join("many"));
+    let mut client = Client::start(&root, &["--poll"]);
+    std::fs::write(root.join("many/f00003"), "longer now").unwrap();
+    client.expect_changes(&[("many/f00003", "modified")]);
+    // Scanned at start and at least once since, by `stat` alone.
+    let mut opened = opens.take();
+    opened.remove("f00003");
+    assert!(opened.is_empty(), "the scans opened {} files", opened.len());
+    // A folder of few files is still timed: a rewrite of the same size is seen.
+    std::fs::write(root.join("few.txt"), "wef").unwrap();
+    client.expect_changes(&[("few.txt", "modified")]);
 }
 
 #[test]

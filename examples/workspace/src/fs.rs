@@ -20,12 +20,26 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use mcp_runtime::protocol::RpcError;
 use mcp_runtime::serde::de::IgnoredAny;
 use mcp_runtime::serde::{Deserialize, Serialize};
+use mcp_runtime::tokio::sync::{Semaphore, SemaphorePermit};
 use mcp_runtime::{Context, FenceError, FencedDir, FencedEntry, FileKind, ServerBuilder};
 
 use crate::{blocking, fence_error, io_error, workspace};
 
-/// The largest file `fs/readFile` reads (8 MiB, about 11 MiB once in base64).
-const MAX_READ_BYTES: u64 = 8 * 1024 * 1024;
+/// The largest file `fs/readFile` reads (1 MiB, about 1.4 MiB once in base64).
+///
+/// The namespace's `fs/readFile` answers a whole file, and a client may have 64 requests in
+/// flight whose answers the server holds until the client reads them: one that never reads
+/// makes the server hold 64 answers of this size (a cap of 8 MiB let one client hold over a
+/// gigabyte). Bigger files are refused, naming the cap.
+const MAX_READ_BYTES: u64 = 1024 * 1024;
+
+/// The most bytes `fs/readFile` reads and encodes at once, for every client together: a read
+/// waits for its file's share, so that many clients (or HTTP sessions) reading at once cannot
+/// add up to more than this in files being read and encoded.
+const MAX_READING_BYTES: usize = 16 * 1024 * 1024;
+
+/// The share of [`MAX_READING_BYTES`] left.
+static READING: Semaphore = Semaphore::const_new(MAX_READING_BYTES);
 
 /// The most entries `fs/listDirectory` returns: a bigger listing is refused rather than cut,
 /// since its result has no room to say it was cut.
@@ -66,13 +80,17 @@ pub struct FileContents {
     content: String,
     /// Always `base64`.
     encoding: Encoding,
+    /// The file's share of [`MAX_READING_BYTES`], given back once the answer is serialised.
+    #[serde(skip)]
+    _reading: Option<SemaphorePermit<'static>>,
 }
 
 /// `fs/readFile`: a regular file's contents, at most [`MAX_READ_BYTES`]. Refuses a folder, a
-/// FIFO or a device (reading one would block or never end).
+/// FIFO or a device (reading one would block or never end). Waits for the file's share of
+/// [`MAX_READING_BYTES`] before reading it.
 async fn read_file(ctx: Context, params: ReadFile) -> Result<FileContents, RpcError> {
     let workspace = workspace(&ctx)?;
-    blocking(move || {
+    let (file, opened, size) = blocking(move || {
         let file = workspace.locate(&params.path)?;
         let opened = file.open_read().map_err(fence_error)?;
         // The size is the opened file's: the file measured is the file read.
@@ -82,6 +100,16 @@ async fn read_file(ctx: Context, params: ReadFile) -> Result<FileContents, RpcEr
                 "{file} has {size} bytes; fs/readFile reads files of at most {MAX_READ_BYTES}"
             )));
         }
+        Ok((file, opened, size))
+    })
+    .await?;
+    // At most MAX_READ_BYTES, far below u32::MAX; an empty file takes a share of one byte.
+    let share = u32::try_from(size.max(1)).unwrap_or(u32::MAX);
+    let reading = READING
+        .acquire_many(share)
+        .await
+        .map_err(|_| RpcError::internal("the read budget was closed"))?;
+    blocking(move || {
         let mut bytes = Vec::new();
         // A file that grows meanwhile is cut at the limit rather than read without end, and
         // then refused as too big.
@@ -98,6 +126,7 @@ async fn read_file(ctx: Context, params: ReadFile) -> Result<FileContents, RpcEr
         Ok(FileContents {
             content: BASE64.encode(bytes),
             encoding: Encoding::Base64,
+            _reading: Some(reading),
         })
     })
     .await

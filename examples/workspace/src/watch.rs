@@ -6,7 +6,10 @@
 //!
 //! - **inotify**, on Linux (through `libc`): a watch on every folder, added as folders appear.
 //!   A burst of events is gathered until the folder has been quiet for 20 ms (or for at most
-//!   200 ms), and then only the folders that had events are looked at again;
+//!   200 ms), and then only the entries the events name are looked at again, so that a change
+//!   costs what changed and not what its folder holds. A folder is listed again only when an
+//!   event names no entry of it (a change of the folder itself), and the whole tree only when
+//!   inotify dropped events;
 //! - **a scan every 500 ms** of the whole tree, on other systems, with `--poll` (for file
 //!   systems whose changes inotify does not see, such as network mounts), and when inotify is
 //!   unavailable or runs out of watches (`fs.inotify.max_user_watches`), which the watcher
@@ -19,6 +22,12 @@
 //! between two looks is not reported at all. inotify adds what a look cannot see: a file
 //! written to without a change of size or time (within the clock's granularity) is still
 //! `modified`.
+//!
+//! A folder's listing reads what `readdir` and `stat` give for every entry, and opens its
+//! regular files for their modification time only when there are at most
+//! [`MAX_TIMED_FILES`] of them: in a bigger folder a scan costs one `stat` per entry, and a
+//! rewrite that keeps a file's size and identity is seen by inotify (which names the file
+//! written) but not by a scan.
 //!
 //! What is reported, each path relative to the root with `/`: files, symbolic links and
 //! folders `created` and `deleted`; files and links `modified` (size, modification time or
@@ -44,6 +53,11 @@ use crate::Workspace;
 
 /// How often the tree is scanned when it is not watched by inotify.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// The most regular files of one folder whose modification time a listing reads, opening
+/// each: past it, a listing of the folder opens none, so that a scan of a folder of many files
+/// costs what `readdir` and `stat` cost.
+const MAX_TIMED_FILES: usize = 1024;
 
 /// Why a path is reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -73,16 +87,31 @@ struct Seen {
     size: u64,
     /// Which file it is: a file replaced by another under its name is `modified`.
     identity: FileIdentity,
-    /// For regular files, when they were last written, as their opened handle says.
+    /// For regular files, when they were last written, as their opened handle says; `None`
+    /// when not read (a folder of more than [`MAX_TIMED_FILES`] files).
     modified: Option<SystemTime>,
+}
+
+impl Seen {
+    /// Whether the contents look changed since `before`: another size, another file, or
+    /// another modification time when both sightings read it.
+    fn changed_since(&self, before: &Seen) -> bool {
+        self.kind != before.kind
+            || self.size != before.size
+            || self.identity != before.identity
+            || matches!((before.modified, self.modified), (Some(a), Some(b)) if a != b)
+    }
 }
 
 /// What inotify said happened since the last look.
 #[derive(Default)]
 struct Pending {
-    /// The folders that had events, relative to the root (`""` for the root); in this order,
-    /// a folder comes before the folders in it.
+    /// The folders that had events naming none of their entries, relative to the root (`""`
+    /// for the root): each is listed again.
     dirs: BTreeSet<String>,
+    /// The entries events named, by folder: only these are looked at again. In this order, a
+    /// folder comes before the folders in it.
+    entries: BTreeMap<String, BTreeSet<String>>,
     /// The files written to.
     written: HashSet<String>,
     /// Whether inotify dropped events (its queue overflowed): then the whole tree is looked at.
@@ -160,13 +189,66 @@ impl Tree {
                         }
                     }
                     Some(before) => {
-                        if before != now || written.contains(&path) {
+                        if now.changed_since(&before) || written.contains(&path) {
                             self.changes.push((path, Reason::Modified));
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Brings what was seen up to date with the entries `names` of the folder `dir` (relative,
+    /// `""` for the root), looking at those alone: the cost of an event is that of what it
+    /// names, whatever else the folder holds. A folder that appears is listed all the way
+    /// down.
+    fn sync_entries(&mut self, dir: &str, names: &BTreeSet<String>, written: &HashSet<String>) {
+        // A folder gone (or no longer a folder): its parent's events say what became of it.
+        if !dir.is_empty() && self.seen.get(dir).map(|seen| seen.kind) != Some(FileKind::Directory)
+        {
+            return;
+        }
+        let Ok(folder) = self.root.open_dir(dir) else {
+            return;
+        };
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let now: Vec<(String, Option<Seen>)> = names
+            .iter()
+            .map(|name| (format!("{prefix}{name}"), look_at(&folder, name)))
+            .collect();
+        // What is gone first, as in `sync`: a folder renamed within the root is forgotten
+        // under its old name before it is watched under its new one.
+        for (path, now) in &now {
+            if let Some(before) = self.seen.get(path).copied()
+                && !now.is_some_and(|now| same_object(&before, &now))
+            {
+                self.remove(path);
+            }
+        }
+        let mut appeared = Vec::new();
+        for (path, now) in now {
+            let Some(now) = now else { continue };
+            match self.seen.insert(path.clone(), now) {
+                None => {
+                    self.changes.push((path.clone(), Reason::Created));
+                    if now.kind == FileKind::Directory {
+                        self.watch(&path);
+                        appeared.push(path);
+                    }
+                }
+                Some(_) if now.kind == FileKind::Directory => {}
+                Some(before) => {
+                    if now.changed_since(&before) || written.contains(&path) {
+                        self.changes.push((path, Reason::Modified));
+                    }
+                }
+            }
+        }
+        self.sync(appeared, false, written);
     }
 
     /// The paths seen directly in the folder whose entries start with `prefix`.
@@ -246,33 +328,57 @@ fn same_object(before: &Seen, now: &Seen) -> bool {
 
 /// A folder's entries as they are now, by name; `None` if it cannot be listed. A regular
 /// file's modification time is read from a handle opened beneath the folder (no content is
-/// read).
+/// read), when the folder holds at most [`MAX_TIMED_FILES`] regular files.
 fn look(dir: &FencedDir) -> Option<BTreeMap<String, Seen>> {
     let mut now = BTreeMap::new();
+    let mut files = 0;
     for entry in dir.entries().ok()?.filter_map(Result::ok) {
         let Some(name) = entry.name().to_str() else {
             continue;
         };
         let info = entry.info();
-        let modified = if info.kind() == FileKind::File {
-            dir.open_read(entry.name())
-                .ok()
-                .and_then(|file| file.metadata().ok())
-                .and_then(|metadata| metadata.modified().ok())
-        } else {
-            None
-        };
+        files += usize::from(info.kind() == FileKind::File);
         now.insert(
             name.to_owned(),
             Seen {
                 kind: info.kind(),
                 size: info.size(),
                 identity: info.identity(),
-                modified,
+                modified: None,
             },
         );
     }
+    if files <= MAX_TIMED_FILES {
+        for (name, seen) in &mut now {
+            if seen.kind == FileKind::File {
+                seen.modified = modified(dir, name);
+            }
+        }
+    }
     Some(now)
+}
+
+/// One entry of a folder as it is now; `None` if it is gone (or cannot be seen).
+fn look_at(dir: &FencedDir, name: &str) -> Option<Seen> {
+    let info = dir.symlink_metadata(name).ok()?;
+    Some(Seen {
+        kind: info.kind(),
+        size: info.size(),
+        identity: info.identity(),
+        modified: if info.kind() == FileKind::File {
+            modified(dir, name)
+        } else {
+            None
+        },
+    })
+}
+
+/// When a regular file of `dir` was last written, from a handle opened beneath it.
+fn modified(dir: &FencedDir, name: &str) -> Option<SystemTime> {
+    dir.open_read(name)
+        .ok()
+        .and_then(|file| file.metadata().ok())
+        .and_then(|metadata| metadata.modified().ok())
 }
 
 /// The watcher of the workspace root, once it has had its first look.
@@ -538,8 +644,8 @@ mod inotify {
             }
         }
 
-        /// Notes one event: its folder is to be looked at again, and a file written to is
-        /// remembered as written.
+        /// Notes one event: the entry it names is to be looked at again (its folder, when it
+        /// names none), and a file written to is remembered as written.
         fn note(&mut self, wd: i32, mask: u32, name: &[u8], pending: &mut Pending) {
             if mask & libc::IN_Q_OVERFLOW != 0 {
                 pending.overflow = true;
@@ -556,10 +662,15 @@ mod inotify {
                 }
                 return;
             }
-            if mask & libc::IN_MODIFY != 0
-                && let Ok(name) = std::str::from_utf8(name)
-                && !name.is_empty()
-            {
+            if name.is_empty() {
+                pending.dirs.insert(dir);
+                return;
+            }
+            // A name that is not UTF-8 is not watched: no path in JSON could name it.
+            let Ok(name) = std::str::from_utf8(name) else {
+                return;
+            };
+            if mask & libc::IN_MODIFY != 0 {
                 let path = if dir.is_empty() {
                     name.to_owned()
                 } else {
@@ -567,7 +678,11 @@ mod inotify {
                 };
                 pending.written.insert(path);
             }
-            pending.dirs.insert(dir);
+            pending
+                .entries
+                .entry(dir)
+                .or_default()
+                .insert(name.to_owned());
         }
     }
 
@@ -626,12 +741,19 @@ mod inotify {
             burst = None;
             let Pending {
                 dirs,
+                entries,
                 written,
                 overflow,
             } = std::mem::take(&mut pending);
             if overflow {
                 tree.sync([String::new()], true, &written);
             } else {
+                for (dir, names) in &entries {
+                    // A folder listed again below sees these entries too.
+                    if !dirs.contains(dir) {
+                        tree.sync_entries(dir, names, &written);
+                    }
+                }
                 tree.sync(dirs, false, &written);
             }
             tree.report(server);
