@@ -207,3 +207,76 @@ fn the_files_example_refuses_to_serve_http_where_any_client_would_choose_its_roo
         "{stderr}"
     );
 }
+
+/// `path` as a `file://` URI, every byte but unreserved ones and `/` percent-encoded.
+#[cfg(unix)]
+fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut uri = String::from("file://");
+    for &byte in path.as_os_str().as_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+#[cfg(unix)]
+#[test]
+fn a_binary_file_comes_back_under_a_valid_file_uri_naming_it() {
+    let scratch = Scratch::new("files-uri");
+    let root = folder(&scratch, "root");
+    std::fs::write(root.join("bin #?% é.dat"), [0xff, 0x00, 0xfe]).unwrap();
+    let mut server = files_server(&[&root]);
+    let (result, _) = call_tool(
+        &mut server,
+        2,
+        "read_file",
+        json!({"path": "bin #?% é.dat"}),
+    );
+    let resource = &result["content"][0]["resource"];
+    assert_eq!(resource["blob"], "/wD+", "{result}");
+    let uri = resource["uri"].as_str().unwrap();
+    // A space, `#`, `?` and `%` would end or change the URI: each is escaped.
+    assert_eq!(uri, file_uri(&root.join("bin #?% é.dat")));
+    assert!(uri.ends_with("/bin%20%23%3F%25%20%C3%A9.dat"), "{uri}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_listed_as_other_and_not_found_by_a_search_for_files() {
+    let scratch = Scratch::new("files-fifo");
+    let root = folder(&scratch, "root");
+    let fifo = std::ffi::CString::new(
+        root.join("queue.pipe")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: a plain system call on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::write(root.join("notes.pipe.txt"), "text").unwrap();
+    let mut server = files_server(&[&root]);
+    let (listed, _) = call_tool(&mut server, 2, "list_directory", json!({}));
+    // In the order the file system gives them.
+    let mut entries = listed["structuredContent"]["entries"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    entries.sort_by_key(|entry| entry["path"].to_string());
+    assert_eq!(
+        Value::from(entries),
+        json!([
+            {"path": "notes.pipe.txt", "kind": "file", "size": 4},
+            {"path": "queue.pipe", "kind": "other", "size": null},
+        ]),
+        "{listed}"
+    );
+    let found = search(&mut server, 3, "pipe");
+    assert_eq!(
+        found["entries"],
+        json!([{"path": "notes.pipe.txt", "kind": "file", "size": 4}])
+    );
+}

@@ -51,6 +51,21 @@ fn read_limited(file: &FencedPath) -> Result<Vec<u8>, ToolError> {
     Ok(bytes)
 }
 
+/// A `file://` URI of an absolute path: every byte but unreserved ones and `/` escaped, so
+/// that a name with a space, `#`, `?` or `%` is still one valid URI naming that file (RFC 8089
+/// and RFC 3986), and a client reading it back gets the name it had.
+fn file_uri(path: &std::path::Path) -> String {
+    let mut uri = String::from("file://");
+    for &byte in path.as_os_str().as_encoded_bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
 /// Read a file inside the workspace: text as it is, anything else base64-encoded.
 #[tool(annotations(read_only))]
 async fn read_file(
@@ -63,7 +78,7 @@ async fn read_file(
     Ok(match String::from_utf8(bytes) {
         Ok(text) => Content::text(text),
         Err(binary) => EmbeddedResource::blob(
-            format!("file://{}", file.root().join(file.relative()).display()),
+            file_uri(&file.root().join(file.relative())),
             "application/octet-stream",
             binary.into_bytes(),
         )
@@ -99,7 +114,8 @@ async fn write_file(
 struct Entry {
     /// The path, relative to the root.
     path: String,
-    /// `file`, `directory` or `symlink`.
+    /// `file`, `directory`, `symlink`, or `other` (a FIFO, a socket or a device, which
+    /// `read_file` refuses).
     kind: &'static str,
     /// The size in bytes, for files.
     size: Option<u64>,
@@ -178,7 +194,8 @@ fn walk_blocking(
             let kind = match child.info().kind() {
                 FileKind::Symlink => "symlink",
                 FileKind::Directory => "directory",
-                _ => "file",
+                FileKind::File => "file",
+                _ => "other",
             };
             let entry = Entry {
                 path: child.relative().display().to_string(),
