@@ -221,3 +221,28 @@ fn a_value_or_a_result_too_large_is_a_tool_error_saying_so() {
     let fits = query(&mut server, 4, "SELECT printf('%.*c', 1000000, 'a') AS a");
     assert_eq!(rows(&fits)[0][0].as_str().map(str::len), Some(1_000_000));
 }
+
+#[test]
+fn the_review_prompt_embeds_the_tables_uri_with_its_name_percent_encoded() {
+    let mut server = database_server(&[]);
+    let table = "x/ddl#frag ?%";
+    server.request(
+        1,
+        "prompts/get",
+        json!({"name": "review_query",
+               "arguments": {"query": "SELECT 1", "table": table}}),
+    );
+    let prompt = server.response(1);
+    let uri = prompt["result"]["messages"][1]["content"]["resource"]["uri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{prompt}"))
+        .to_owned();
+    // Unescaped, `/` and `#` would make `sqlite://tables/x/ddl#frag/ddl`: another table's
+    // URI with a fragment.
+    assert_eq!(uri, "sqlite://tables/x%2Fddl%23frag%20%3F%25/ddl");
+    // The template reads the name back whole: no such table, under that same URI.
+    server.request(2, "resources/read", json!({"uri": uri}));
+    let read = server.response(2);
+    assert_eq!(read["error"]["code"], -32002, "{read}");
+    assert_eq!(read["error"]["data"]["uri"], uri, "{read}");
+}

@@ -416,16 +416,28 @@ fn table_ddl(
 ) -> Result<String, RpcError> {
     db.table_ddl(&table)
         .map_err(internal)?
-        .ok_or_else(|| resource_not_found(&format!("sqlite://tables/{table}/ddl")))
+        .ok_or_else(|| resource_not_found(&table_uri(&table)))
+}
+
+/// The URI of a table's DDL, as the template `sqlite://tables/{table}/ddl` reads it: the name
+/// percent-encoded but for unreserved characters (RFC 6570's simple expansion), so that a
+/// table named `a/ddl#x` or `a b` is one valid URI that names that table and no other.
+fn table_uri(table: &str) -> String {
+    let mut uri = String::from("sqlite://tables/");
+    for byte in table.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri + "/ddl"
 }
 
 fn list_tables() -> Vec<Resource> {
     tables()
         .iter()
-        .map(|t| {
-            Resource::new(format!("sqlite://tables/{t}/ddl"), format!("{t} DDL"))
-                .mime_type("text/x-sql")
-        })
+        .map(|t| Resource::new(table_uri(t), format!("{t} DDL")).mime_type("text/x-sql"))
         .collect()
 }
 
@@ -455,7 +467,7 @@ fn review_query(
                 .table_ddl(&t)
                 .map_err(internal)?
                 .unwrap_or_else(|| format!("-- no table named {t}"));
-            EmbeddedResource::text(format!("sqlite://tables/{t}/ddl"), "text/x-sql", ddl)
+            EmbeddedResource::text(table_uri(&t), "text/x-sql", ddl)
         }
         None => EmbeddedResource::text(
             "sqlite://schema",
