@@ -313,8 +313,10 @@ fn install() -> Command {
             .long_about(
                 "Adds the server to the configuration file of an MCP client, at the place \
                  that client documents for this system, merging with what is there: other \
-                 entries are kept, an entry of the same name is replaced, and the old file \
-                 is kept beside it as FILE.bak (numbered when there is one already). \
+                 entries are kept, an entry of the same name is updated (its command or URL, \
+                 arguments, variables and headers; fields of your own such as `trust` or \
+                 `timeout` stay), and the old file is kept beside it as FILE.bak (numbered \
+                 when there is one already). \
                  --dry-run prints the file that would be written and changes nothing.\n\n\
                  Files: claude-desktop claude_desktop_config.json in Claude's folder \
                  (macOS ~/Library/Application Support/Claude, Windows %APPDATA%\\Claude, \

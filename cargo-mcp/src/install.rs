@@ -1,11 +1,11 @@
 //! `cargo mcp install CLIENT [TARGET]`: the server written into a client's configuration
 //! file, merged with what is there, the old file kept as a backup.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::ArgMatches;
 
+use crate::config_file::ConfigFile;
 use crate::crate_build::{self, Selection};
 use crate::json::Json;
 use crate::talk::{headers, key_values};
@@ -187,6 +187,13 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
     let target = m.get_one::<String>("target").map_or(".", String::as_str);
     let server_env = key_values(m, "env")?;
     let headers = headers(m)?;
+    // A JSON object holds each key once, and a client reading one written twice keeps one of
+    // them without a word: refuse, rather than guess which the user meant.
+    refuse_repeated("--env", server_env.iter().map(|(k, _)| k.clone()))?;
+    refuse_repeated(
+        "--header",
+        headers.iter().map(|(k, _)| k.to_ascii_lowercase()),
+    )?;
     let extra_args: Vec<String> = m
         .get_many::<String>("args")
         .into_iter()
@@ -201,12 +208,7 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
                 "--env and arguments after `--` are for a server the client starts; a URL target is already running".into(),
             ));
         }
-        let host = target
-            .split("://")
-            .nth(1)
-            .and_then(|rest| rest.split(['/', ':']).next())
-            .unwrap_or("server");
-        (host.to_owned(), app.url_entry(target, &headers)?)
+        (url_host(target)?, app.url_entry(target, &headers)?)
     } else {
         if !headers.is_empty() {
             return Err(Failure::Failed(
@@ -227,38 +229,77 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
         (name, app.command_entry(&program, &args, &server_env))
     };
     let name = m.get_one::<String>("name").cloned().unwrap_or(default_name);
+    check_entry_name(&name)?;
 
     let path = match m.get_one::<String>("config") {
         Some(file) => PathBuf::from(file),
         None => app.config_path(m.get_flag("project"), &env)?,
     };
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(Failure::Failed(format!(
-                "cannot read {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    let (content, replaced) = merge(existing.as_deref(), app, &name, entry, &path)?;
-
     if m.get_flag("dry-run") {
+        let file = ConfigFile::find(&path)?;
+        let existing = file.read()?;
+        let merged = merge(
+            existing.as_ref().map(|o| o.text.as_str()),
+            app,
+            &name,
+            entry,
+            &path,
+        )?;
         eprintln!(
             "cargo mcp: --dry-run: would {} `{name}` in {}; nothing was written:",
-            if replaced { "replace" } else { "add" },
+            if merged.replaced.is_some() {
+                "replace"
+            } else {
+                "add"
+            },
             path.display()
         );
-        print!("{content}");
+        print!("{}", merged.text);
         return Ok(());
     }
-    let backup = write(&path, existing.is_some(), &content)?;
-    eprintln!(
-        "cargo mcp: {} `{name}` in {}",
-        if replaced { "replaced" } else { "added" },
-        path.display()
-    );
+    // Read, merge and write under one lock, so that another `cargo mcp install` into the
+    // same file merges with this one's result instead of writing over it.
+    let file = ConfigFile::lock(&path)?;
+    let existing = file.read()?;
+    if let Some(original) = &existing {
+        file.check_writable(original)?;
+    }
+    let merged = merge(
+        existing.as_ref().map(|o| o.text.as_str()),
+        app,
+        &name,
+        entry,
+        &path,
+    )?;
+    let backup = file.replace(existing.as_ref(), &merged.text)?;
+    let shown = if file.target != path {
+        format!("{} (a link to {})", path.display(), file.target.display())
+    } else {
+        path.display().to_string()
+    };
+    match &merged.replaced {
+        None => eprintln!("cargo mcp: added `{name}` in {shown}"),
+        Some(replaced) => {
+            eprintln!("cargo mcp: replaced `{name}` in {shown}");
+            if !replaced.kept.is_empty() {
+                eprintln!(
+                    "cargo mcp: kept what this install does not set: {}",
+                    replaced.kept.join(", ")
+                );
+            }
+            if !replaced.dropped.is_empty() {
+                eprintln!(
+                    "cargo mcp: removed {}, which a {} does not use",
+                    replaced.dropped.join(", "),
+                    if is_url {
+                        "server at a URL"
+                    } else {
+                        "server the client starts"
+                    }
+                );
+            }
+        }
+    }
     if let Some(backup) = backup {
         eprintln!(
             "cargo mcp: the previous file is kept as {}",
@@ -267,6 +308,59 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
     }
     eprintln!("cargo mcp: restart {} to load it", app.title());
     Ok(())
+}
+
+/// Fails when a name comes twice (HTTP header names are compared without case).
+fn refuse_repeated(option: &str, keys: impl Iterator<Item = String>) -> Result<(), Failure> {
+    let mut seen = std::collections::HashSet::new();
+    for key in keys {
+        if !seen.insert(key.clone()) {
+            return Err(Failure::Failed(format!(
+                "{option} `{key}` is given twice: give it once, with the value you mean"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The host of a URL, as the entry's default name: without the user name and password, the
+/// port, or the brackets of an IPv6 address.
+fn url_host(url: &str) -> Result<String, Failure> {
+    let rest = url.split_once("://").map_or("", |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    };
+    if host.is_empty() {
+        return Err(Failure::Failed(format!(
+            "`{url}` has no host: write the server's URL, such as http://127.0.0.1:8000/mcp"
+        )));
+    }
+    Ok(host.to_ascii_lowercase())
+}
+
+/// Refuses a name a client could not show or the user could not type back: empty, with
+/// control characters (a line break would split it in every listing), or with white space
+/// at either end.
+fn check_entry_name(name: &str) -> Result<(), Failure> {
+    let problem = if name.is_empty() {
+        Some("is empty")
+    } else if name.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else if name.trim() != name {
+        Some("starts or ends with white space")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(Failure::Failed(format!(
+            "the entry's name {} {problem}: pass --name NAME with a name such as `notes`",
+            name.escape_debug()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The program (absolute when it is a path: a client starts it from anywhere), its
@@ -293,14 +387,37 @@ fn command_words(target: &str, env: &Env) -> Result<(PathBuf, Vec<String>, Strin
     Ok((path, args, name))
 }
 
-/// The new file's text, and whether an entry of that name was replaced.
+/// The fields of an entry that `cargo mcp install` writes. Every other field (`trust`,
+/// `timeout`, `includeTools`, `cwd`…) is the user's, and a reinstall keeps it.
+const MANAGED: [&str; 7] = [
+    "type", "command", "args", "env", "url", "httpUrl", "headers",
+];
+
+/// The new file, and what became of the entry.
+#[derive(Debug)]
+struct Merged {
+    text: String,
+    /// `None` when the entry was added.
+    replaced: Option<Replaced>,
+}
+
+/// What a reinstall kept of the old entry and what it removed.
+#[derive(Debug, Default)]
+struct Replaced {
+    /// The user's fields, and the variables and headers this run did not set.
+    kept: Vec<String>,
+    /// Managed fields that do not apply to the new kind of server.
+    dropped: Vec<String>,
+}
+
+/// The new file's text, and what became of an entry of that name.
 fn merge(
     existing: Option<&str>,
     app: ClientApp,
     name: &str,
     entry: Json,
     path: &Path,
-) -> Result<(String, bool), Failure> {
+) -> Result<Merged, Failure> {
     let mut config = match existing {
         Some(text) if !text.trim().is_empty() => serde_json::from_str::<Json>(text).map_err(|e| {
             Failure::Failed(format!(
@@ -323,61 +440,88 @@ fn merge(
             path.display()
         ))
     })?;
-    let replaced = servers.set(name, entry);
+    let replaced = match servers.get(name) {
+        Some(Json::Object(_)) => {
+            let old = servers.object_at(name).expect("an object is there");
+            Some(update_entry(old, entry))
+        }
+        // An entry that is not an object holds nothing of the user's to keep.
+        Some(_) => {
+            servers.set(name, entry);
+            Some(Replaced::default())
+        }
+        None => {
+            servers.set(name, entry);
+            None
+        }
+    };
     let mut text = serde_json::to_string_pretty(&config)
         .map_err(|e| Failure::Failed(format!("cannot write JSON: {e}")))?;
     text.push('\n');
-    Ok((text, replaced))
+    Ok(Merged { text, replaced })
 }
 
-/// Writes `content` to `path` through a temporary file renamed into place, after copying
-/// the old file (when there is one) to a backup whose name is returned.
-fn write(path: &Path, existed: bool, content: &str) -> Result<Option<PathBuf>, Failure> {
-    let fail = |what: &str, p: &Path, e: std::io::Error| {
-        Failure::Failed(format!(
-            "cannot {what} {}: {e}; nothing was changed",
-            p.display()
-        ))
+/// Updates the fields of `old` that cargo mcp manages from `new`, keeping the rest.
+///
+/// The user adds fields of their own to an entry (`trust`, `timeout`, `includeTools`, an
+/// `env` variable holding a token), and reinstalling after a rebuild must not lose them.
+/// Variables and headers given now are set one by one among the old ones. Fields of the
+/// other kind of server are removed: a server that moved from a command to a URL must not
+/// keep a `command` the client would start instead.
+fn update_entry(old: &mut Json, new: Json) -> Replaced {
+    let stdio = new.get("command").is_some();
+    let old_stdio = old.get("command").is_some();
+    let mut dropped = Vec::new();
+    let mut kept = Vec::new();
+    let Json::Object(new_fields) = new else {
+        unreachable!("entries are objects")
     };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| fail("create", dir, e))?;
+    let given = |key: &str| new_fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    for key in MANAGED {
+        match (key, given(key)) {
+            ("env" | "headers", Some(Json::Object(values))) => match old.object_at(key) {
+                Some(old_values) => {
+                    for (k, v) in values {
+                        old_values.set(k, v.clone());
+                    }
+                    let set: Vec<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
+                    for k in old_values.keys() {
+                        if !set.contains(&k) {
+                            kept.push(format!("{key} {k}"));
+                        }
+                    }
+                }
+                None => {
+                    old.set(key, Json::Object(values.clone()));
+                }
+            },
+            (_, Some(value)) => {
+                old.set(key, value.clone());
+            }
+            // The user's variables (or headers) for the same kind of server stay.
+            ("env", None) if stdio => keep_values(old, key, &mut kept),
+            ("headers", None) if !stdio => keep_values(old, key, &mut kept),
+            // A `type` the user set stays while the server stays of the same kind.
+            ("type", None) if stdio == old_stdio => {}
+            (_, None) => {
+                if old.remove(key).is_some() {
+                    dropped.push(format!("`{key}`"));
+                }
+            }
+        }
     }
-    let backup = if existed {
-        let backup = backup_path(path);
-        std::fs::copy(path, &backup).map_err(|e| fail("back up", path, e))?;
-        Some(backup)
-    } else {
-        None
-    };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".cargo-mcp-{}", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, content).map_err(|e| fail("write", &temporary, e))?;
-    if existed && let Ok(metadata) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&temporary, metadata.permissions());
+    for key in old.keys() {
+        if !MANAGED.contains(&key) {
+            kept.push(format!("`{key}`"));
+        }
     }
-    if let Err(e) = std::fs::rename(&temporary, path) {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(fail("replace", path, e));
-    }
-    Ok(backup)
+    Replaced { kept, dropped }
 }
 
-/// `FILE.bak`, or `FILE.bak.2`, `FILE.bak.3`… when that is taken.
-fn backup_path(path: &Path) -> PathBuf {
-    let with = |suffix: &str| {
-        let mut name: OsString = path.as_os_str().to_owned();
-        name.push(suffix);
-        PathBuf::from(name)
-    };
-    let first = with(".bak");
-    if !first.exists() {
-        return first;
+fn keep_values(old: &Json, key: &str, kept: &mut Vec<String>) {
+    if let Some(Json::Object(values)) = old.get(key) {
+        kept.extend(values.iter().map(|(k, _)| format!("{key} {k}")));
     }
-    (2..)
-        .map(|n| with(&format!(".bak.{n}")))
-        .find(|p| !p.exists())
-        .expect("some number is free")
 }
 
 #[cfg(test)]
@@ -388,7 +532,7 @@ mod tests {
     fn merging_keeps_other_entries_and_keys_in_their_order() {
         let existing = r#"{"theme": "dark", "mcpServers": {"other": {"command": "x"}}, "z": 1}"#;
         let entry = ClientApp::Cursor.command_entry("/bin/srv", &["--v".into()], &[]);
-        let (text, replaced) = merge(
+        let Merged { text, replaced } = merge(
             Some(existing),
             ClientApp::Cursor,
             "srv",
@@ -396,7 +540,7 @@ mod tests {
             Path::new("f"),
         )
         .unwrap();
-        assert!(!replaced);
+        assert!(replaced.is_none());
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["mcpServers"]["other"]["command"], "x");
         assert_eq!(value["mcpServers"]["srv"]["args"][0], "--v");

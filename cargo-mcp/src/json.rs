@@ -53,8 +53,24 @@ impl Json {
         matches!(slot, Json::Object(_)).then_some(slot)
     }
 
+    /// The value at `key` of an object.
+    pub(crate) fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Removes `key` from an object, returning its value.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<Json> {
+        let Json::Object(entries) = self else {
+            return None;
+        };
+        let index = entries.iter().position(|(k, _)| k == key)?;
+        Some(entries.remove(index).1)
+    }
+
     /// The keys of an object.
-    #[cfg(test)]
     pub(crate) fn keys(&self) -> Vec<&str> {
         match self {
             Json::Object(entries) => entries.iter().map(|(k, _)| k.as_str()).collect(),

@@ -9,6 +9,7 @@
 //! Cargo runs `cargo-mcp mcp ARGS…` for `cargo mcp ARGS…`; the binary also runs on its own.
 
 mod cli;
+mod config_file;
 mod crate_build;
 mod dev;
 mod install;

@@ -129,6 +129,26 @@ fn check_name(name: &str) -> Outcome {
             "`{name}` is not a package name: use ASCII letters, digits, `-` and `_`, starting with a letter"
         )));
     }
+    let lower = name.to_ascii_lowercase();
+    // Cargo refuses a binary named after a folder of its own in `target/`.
+    if ["build", "deps", "examples", "incremental"].contains(&lower.as_str()) {
+        return Err(Failure::Failed(format!(
+            "`{name}` is not a package name Cargo builds: it is the name of a folder Cargo keeps in target/; pick another"
+        )));
+    }
+    // Windows cannot create a file or folder of these names, whatever the extension, so the
+    // crate could not be checked out or built there.
+    let device = ["con", "prn", "aux", "nul"].contains(&lower.as_str())
+        || ["com", "lpt"].iter().any(|prefix| {
+            lower
+                .strip_prefix(prefix)
+                .is_some_and(|n| n.len() == 1 && n.as_bytes()[0].is_ascii_digit())
+        });
+    if device {
+        return Err(Failure::Failed(format!(
+            "`{name}` is not a package name Cargo accepts: it names a device on Windows; pick another"
+        )));
+    }
     Ok(())
 }
 
@@ -159,7 +179,19 @@ fn runtime_dependency(m: &ArgMatches, http: bool) -> Result<String, Failure> {
     ))
 }
 
-/// A TOML basic string's content.
+/// A TOML basic string's content. TOML forbids control characters in a basic string; a
+/// line break left as it is would end the string and let the rest be read as TOML.
 fn escape(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"")
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => escaped.push_str("\\\\"),
+            '"' => escaped.push_str("\\\""),
+            c if c.is_control() && (c as u32) < 0x80 => {
+                escaped.push_str(&format!("\\u{:04X}", c as u32));
+            }
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }

@@ -76,8 +76,13 @@ pub(crate) fn headers(m: &ArgMatches) -> Result<Vec<(String, String)>, Failure> 
             h.split_once(':')
                 .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
                 .filter(|(k, _)| !k.is_empty())
+                // The text is not repeated: it is likely a token given without its name.
                 .ok_or_else(|| {
-                    Failure::Failed(format!("--header `{h}`: write it as `Name: value`"))
+                    Failure::Failed(
+                        "a --header has no name before a `:`: write it as `Name: value`, \
+                         such as `Authorization: Bearer TOKEN`"
+                            .into(),
+                    )
                 })
         })
         .collect()
@@ -92,7 +97,12 @@ pub(crate) fn key_values(m: &ArgMatches, id: &str) -> Result<Vec<(String, String
             pair.split_once('=')
                 .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .filter(|(k, _)| !k.is_empty())
-                .ok_or_else(|| Failure::Failed(format!("`{pair}`: write it as KEY=VALUE")))
+                // The text is not repeated: it is likely a secret given without its name.
+                .ok_or_else(|| {
+                    Failure::Failed(format!(
+                        "an --{id} value has no name before an `=`: write it as KEY=VALUE"
+                    ))
+                })
         })
         .collect()
 }

@@ -861,3 +861,440 @@ fn dev_starts_the_inspector_on_the_server_and_stops_both() {
     }
     group.stop(libc::SIGTERM, TIMEOUT);
 }
+
+// `cargo mcp install` and the user's files: links, permissions, owners, failures,
+// concurrent runs, and the user's own fields of an entry. Each test writes with `--config`
+// into a folder of its own, with HOME pointing there too.
+
+/// A folder for one install test, with HOME pointing into it.
+struct Scratch {
+    dir: Workdir,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        Scratch {
+            dir: Workdir::new(name),
+        }
+    }
+
+    fn path(&self, rest: &str) -> PathBuf {
+        self.dir.path(rest)
+    }
+
+    /// The command `cargo mcp install CLIENT … --config FILE` runs as, not yet started.
+    fn command(&self, args: &[&str]) -> Command {
+        let home = self.dir.0.to_str().unwrap().to_owned();
+        let env = [
+            ("HOME", home.as_str()),
+            ("XDG_CONFIG_HOME", ""),
+            ("APPDATA", ""),
+        ];
+        let mut command = base_command(&self.dir.0, &env);
+        command.arg("install").args(args).stdin(Stdio::null());
+        command
+    }
+
+    fn install(&self, args: &[&str]) -> Run {
+        finish(self.command(args), args)
+    }
+
+    /// The names in the folder, sorted.
+    fn names(&self, folder: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(folder))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn read(&self, file: &str) -> Value {
+        let text = std::fs::read_to_string(self.path(file)).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+fn finish(mut command: Command, args: &[&str]) -> Run {
+    let output = command.output().expect("run cargo-mcp");
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    eprintln!("$ cargo mcp install {}\n{run:#?}", args.join(" "));
+    run
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn install_writes_through_a_linked_config_and_keeps_the_link() {
+    let s = Scratch::new("install-link");
+    std::fs::create_dir_all(s.path("dotfiles")).unwrap();
+    std::fs::write(
+        s.path("dotfiles/mcp.json"),
+        r#"{"mcpServers": {"other": {"command": "x"}}}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(s.path("dotfiles/mcp.json"), s.path("link.json")).unwrap();
+    let run = s.install(&["cursor", "srv", "--config", "link.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let link = std::fs::symlink_metadata(s.path("link.json")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link is still a link");
+    let target = s.read("dotfiles/mcp.json");
+    assert_eq!(target["mcpServers"]["srv"]["command"], "srv");
+    assert_eq!(target["mcpServers"]["other"]["command"], "x");
+}
+
+#[test]
+fn install_refuses_a_link_to_nothing() {
+    let s = Scratch::new("install-dangling");
+    std::os::unix::fs::symlink(s.path("nowhere/x.json"), s.path("dangling.json")).unwrap();
+    let run = s.install(&["cursor", "srv", "--config", "dangling.json"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("symbolic link"), "{run:#?}");
+    assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
+    let link = std::fs::symlink_metadata(s.path("dangling.json")).unwrap();
+    assert!(link.file_type().is_symlink());
+    assert!(!s.path("nowhere").exists());
+}
+
+#[test]
+fn install_refuses_a_read_only_config() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("install-read-only");
+    let before = r#"{"mcpServers": {}}"#;
+    std::fs::write(s.path("c.json"), before).unwrap();
+    std::fs::set_permissions(s.path("c.json"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let run = s.install(&["cursor", "srv", "--config", "c.json"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("read-only"), "{run:#?}");
+    assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
+    assert_eq!(mode(&s.path("c.json")), 0o444);
+    assert!(!s.names(".").iter().any(|n| n.contains(".bak")));
+}
+
+#[test]
+fn install_as_root_keeps_the_owner_of_a_users_config() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: only root (sudo) can make a file that belongs to someone else");
+        return;
+    }
+    let s = Scratch::new("install-owner");
+    std::fs::write(s.path("c.json"), r#"{"mcpServers": {}}"#).unwrap();
+    std::os::unix::fs::chown(s.path("c.json"), Some(65534), Some(65534)).unwrap();
+    let run = s.install(&["cursor", "srv", "--config", "c.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let metadata = std::fs::metadata(s.path("c.json")).unwrap();
+    assert_eq!((metadata.uid(), metadata.gid()), (65534, 65534));
+    assert_eq!(s.read("c.json")["mcpServers"]["srv"]["command"], "srv");
+    let backup = std::fs::metadata(s.path("c.json.bak")).unwrap();
+    assert_eq!((backup.uid(), backup.gid()), (65534, 65534));
+}
+
+#[test]
+fn install_creates_a_new_config_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("install-private");
+    let run = s.install(&[
+        "cursor",
+        "srv",
+        "-e",
+        "API_KEY=secret",
+        "--config",
+        "new/c.json",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(mode(&s.path("new/c.json")), 0o600);
+    // An existing file keeps its own mode, and so does its backup.
+    std::fs::set_permissions(s.path("new/c.json"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    let run = s.install(&["cursor", "srv", "--config", "new/c.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(mode(&s.path("new/c.json")), 0o640);
+    assert_eq!(mode(&s.path("new/c.json.bak")), 0o640);
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn links_planted_at_guessable_temporary_names_are_not_followed() {
+    // The process IDs the next processes will get: a temporary file named after the PID
+    // would open one of these links and write through it.
+    let last: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let s = Scratch::new("install-planted");
+    std::fs::write(s.path("victim.txt"), "precious\n").unwrap();
+    std::fs::write(s.path("c.json"), r#"{"mcpServers": {}}"#).unwrap();
+    for pid in last + 1..last + 2000 {
+        std::os::unix::fs::symlink(
+            s.path("victim.txt"),
+            s.path(&format!("c.json.cargo-mcp-{pid}")),
+        )
+        .unwrap();
+    }
+    let run = s.install(&["cursor", "srv", "--config", "c.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        std::fs::read_to_string(s.path("victim.txt")).unwrap(),
+        "precious\n"
+    );
+    let config = std::fs::symlink_metadata(s.path("c.json")).unwrap();
+    assert!(config.file_type().is_file());
+    assert_eq!(s.read("c.json")["mcpServers"]["srv"]["command"], "srv");
+}
+
+#[test]
+fn a_write_that_fails_leaves_no_file_behind() {
+    let s = Scratch::new("install-full");
+    // A file too big to write again under the size limit set below: the write fails the
+    // way it fails on a full disk, part of the way through.
+    let before =
+        serde_json::to_string(&json!({"pad": "x".repeat(200_000), "mcpServers": {}})).unwrap();
+    std::fs::write(s.path("c.json"), &before).unwrap();
+    let args = [
+        "cursor",
+        "srv",
+        "-e",
+        "API_KEY=secret",
+        "--config",
+        "c.json",
+    ];
+    let mut command = s.command(&args);
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions. An ignored SIGXFSZ stays ignored across exec, so that a
+    // write past the limit fails with EFBIG instead of killing the process.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 100_000,
+                rlim_max: 100_000,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let run = finish(command, &args);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
+    assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
+    let left: Vec<String> = s
+        .names(".")
+        .into_iter()
+        .filter(|n| n != "c.json" && n != "c.json.cargo-mcp.lock")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn concurrent_installs_into_one_file_keep_every_entry_and_every_backup() {
+    let s = Scratch::new("install-concurrent");
+    std::fs::write(s.path("c.json"), r#"{"mcpServers": {}}"#).unwrap();
+    let names: Vec<String> = (1..=8).map(|i| format!("s{i}")).collect();
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let s = &s;
+                scope.spawn(move || {
+                    s.install(&["cursor", "srv", "--name", name, "--config", "c.json"])
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for run in &runs {
+        assert_eq!(run.code, 0, "{run:#?}");
+    }
+    let config = s.read("c.json");
+    let entries: Vec<&String> = config["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(entries.len(), 8, "{config}");
+    // Each run backed up the file as it found it: 0 to 7 entries, each in a file of its own.
+    let mut counts: Vec<usize> = s
+        .names(".")
+        .iter()
+        .filter(|n| n.starts_with("c.json.bak"))
+        .map(|n| s.read(n)["mcpServers"].as_object().unwrap().len())
+        .collect();
+    counts.sort();
+    assert_eq!(counts, (0..8).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_link_at_the_backup_name_is_not_written_through() {
+    let s = Scratch::new("install-backup-link");
+    std::fs::write(s.path("c.json"), r#"{"mine": 1}"#).unwrap();
+    std::os::unix::fs::symlink(s.path("elsewhere.txt"), s.path("c.json.bak")).unwrap();
+    let run = s.install(&["cursor", "srv", "--config", "c.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(!s.path("elsewhere.txt").exists());
+    assert_eq!(s.read("c.json.bak.2"), json!({"mine": 1}));
+}
+
+#[test]
+fn reinstalling_keeps_the_users_own_fields_of_the_entry() {
+    let s = Scratch::new("install-keep-fields");
+    let before = json!({"mcpServers": {"srv": {
+        "command": "old", "args": ["--old"], "env": {"TOKEN": "user-set"},
+        "trust": true, "timeout": 30000, "includeTools": ["a"]
+    }}});
+    std::fs::write(s.path("g.json"), before.to_string()).unwrap();
+    let run = s.install(&[
+        "gemini-cli",
+        "srv",
+        "-e",
+        "LEVEL=debug",
+        "--config",
+        "g.json",
+    ]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        s.read("g.json")["mcpServers"]["srv"],
+        json!({
+            "command": "srv", "env": {"TOKEN": "user-set", "LEVEL": "debug"},
+            "trust": true, "timeout": 30000, "includeTools": ["a"]
+        })
+    );
+    assert!(run.stderr.contains("`trust`"), "{run:#?}");
+    assert!(run.stderr.contains("env TOKEN"), "{run:#?}");
+}
+
+#[test]
+fn moving_an_entry_to_a_url_drops_what_only_a_command_uses() {
+    let s = Scratch::new("install-to-url");
+    let before = json!({"mcpServers": {"srv": {
+        "type": "stdio", "command": "old", "args": ["--old"], "env": {"TOKEN": "t"},
+        "timeout": 30000
+    }}});
+    std::fs::write(s.path("c.json"), before.to_string()).unwrap();
+    let url = "http://127.0.0.1:8000/mcp";
+    let run = s.install(&["claude-code", url, "--name", "srv", "--config", "c.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        s.read("c.json")["mcpServers"]["srv"],
+        json!({"type": "http", "url": url, "timeout": 30000})
+    );
+    assert!(run.stderr.contains("removed"), "{run:#?}");
+    // And back: the URL goes, the user's field stays.
+    let run = s.install(&["claude-code", "srv", "--config", "c.json"]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        s.read("c.json")["mcpServers"]["srv"],
+        json!({"type": "stdio", "command": "srv", "timeout": 30000})
+    );
+}
+
+#[test]
+fn install_refuses_a_variable_or_header_given_twice() {
+    let s = Scratch::new("install-twice");
+    let run = s.install(&[
+        "cursor", "srv", "-e", "K=1", "-e", "K=2", "--config", "c.json",
+    ]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("`K` is given twice"), "{run:#?}");
+    let run = s.install(&[
+        "cursor",
+        "https://example.com/mcp",
+        "-H",
+        "Authorization: Bearer a",
+        "-H",
+        "authorization: Bearer b",
+        "--config",
+        "c.json",
+    ]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("given twice"), "{run:#?}");
+    assert!(!s.path("c.json").exists());
+}
+
+#[test]
+fn install_names_a_url_entry_after_its_host() {
+    let s = Scratch::new("install-url-names");
+    for (url, name) in [
+        ("http://[::1]:8000/mcp", "::1"),
+        ("https://user:pw@example.com/mcp", "example.com"),
+        ("https://Example.com?x=1", "example.com"),
+    ] {
+        let run = s.install(&["cursor", url, "--config", "c.json"]);
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert_eq!(s.read("c.json")["mcpServers"][name]["url"], url, "{url}");
+    }
+    for url in ["https://", "http://:8000/mcp", "https://user@/mcp"] {
+        let run = s.install(&["cursor", url, "--config", "c.json"]);
+        assert_eq!(run.code, 1, "{run:#?}");
+        assert!(run.stderr.contains("has no host"), "{run:#?}");
+    }
+}
+
+#[test]
+fn install_refuses_an_empty_name_or_one_with_control_characters() {
+    let s = Scratch::new("install-bad-names");
+    for name in ["", "new\nline", "tab\there", " srv "] {
+        let run = s.install(&["cursor", "srv", "--name", name, "--config", "c.json"]);
+        assert_eq!(run.code, 1, "{name:?}: {run:#?}");
+        assert!(run.stderr.contains("--name"), "{run:#?}");
+    }
+    assert!(!s.path("c.json").exists());
+}
+
+#[test]
+fn malformed_variables_and_headers_are_not_echoed() {
+    let s = Scratch::new("install-secrets");
+    let secret = "sk-live-0123456789";
+    let header = format!("Bearer {secret}");
+    for args in [
+        ["cursor", "https://example.com/mcp", "-H", header.as_str()],
+        ["cursor", "srv", "-e", secret],
+    ] {
+        let run = s.install(&args);
+        assert_eq!(run.code, 1, "{run:#?}");
+        assert!(!run.stderr.contains(secret), "{run:#?}");
+    }
+}
+
+#[test]
+fn new_refuses_names_cargo_or_windows_reserve() {
+    let work = Workdir::new("new-reserved");
+    for name in [
+        "build",
+        "deps",
+        "examples",
+        "incremental",
+        "con",
+        "NUL",
+        "aux",
+        "com1",
+    ] {
+        let run = cargo_mcp(&work.0, &["new", name], &[]);
+        assert_eq!(run.code, 1, "{name}: {run:#?}");
+        assert!(!work.path(name).exists(), "{name}");
+    }
+}
+
+#[test]
+fn new_escapes_a_line_break_in_the_git_url() {
+    let work = Workdir::new("new-git-url");
+    let url = "https://example.com/x\"\nevil = 1";
+    let run = cargo_mcp(&work.0, &["new", "g1", "--runtime-git", url], &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let manifest = std::fs::read_to_string(work.path("g1/Cargo.toml")).unwrap();
+    assert!(
+        !manifest.lines().any(|line| line.starts_with("evil")),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains(r#"git = "https://example.com/x\"\u000Aevil = 1""#),
+        "{manifest}"
+    );
+}
