@@ -267,23 +267,34 @@ async fn cancellations_reach_the_server(era: Era) {
     client.close().await;
 }
 
+/// Tries `attempt` every 20 ms until it succeeds, and returns what it found; fails the test
+/// with the last attempt's reason after `within`.
+async fn eventually<T, F>(within: Duration, mut attempt: impl FnMut() -> F) -> T
+where
+    F: std::future::Future<Output = Result<T, String>>,
+{
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match attempt().await {
+            Ok(found) => return found,
+            Err(why) => assert!(tokio::time::Instant::now() < deadline, "{why}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits until the server counts `ended` held calls ended (by their cancellation).
 async fn wait_for_ended_holds(client: &Client, ended: u32) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually(Duration::from_secs(20), || async {
         let count = client
             .call_tool("holds_cancelled", json!({}))
             .await
             .unwrap();
-        if count.text().parse::<u32>().unwrap() >= ended {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server never counted {ended} cancelled calls"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        (count.text().parse::<u32>().unwrap() >= ended)
+            .then_some(())
+            .ok_or_else(|| format!("the server never counted {ended} cancelled calls"))
+    })
+    .await;
 }
 
 #[mcp_runtime::test]
@@ -514,18 +525,15 @@ async fn changed_roots_are_what_the_server_gets_next() {
 
 /// Waits until `client` lists the resource template `template`.
 async fn wait_for_template(client: &Client, template: &str) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually(Duration::from_secs(20), || async {
         let templates = client.all_resource_templates().await.unwrap();
-        if templates.iter().any(|t| t.uri_template == template) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the gateway never listed {template}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        templates
+            .iter()
+            .any(|t| t.uri_template == template)
+            .then_some(())
+            .ok_or_else(|| format!("the gateway never listed {template}"))
+    })
+    .await;
 }
 
 #[mcp_runtime::test]
@@ -610,18 +618,13 @@ async fn an_answer_stream_the_server_leaves_open_is_closed_once_the_answer_came(
         let answered = client.call_tool("answer", json!({})).await.unwrap();
         assert_eq!(answered.text(), "answered");
     }
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually(Duration::from_secs(20), || async {
         let open = server.request("GET", "/open").send().json()["open"].clone();
-        if open == 0 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the client still holds {open} answer streams open"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        (open == 0)
+            .then_some(())
+            .ok_or_else(|| format!("the client still holds {open} answer streams open"))
+    })
+    .await;
     client.close().await;
 }
 
@@ -699,8 +702,7 @@ async fn a_flood_of_server_requests_is_answered_at_most_64_at_once_and_the_rest_
         .await
         .unwrap();
     client.call_tool("flood", json!({})).await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let handled = eventually(Duration::from_secs(20), || async {
         let refused: usize = client
             .call_tool("refused", json!({}))
             .await
@@ -709,16 +711,14 @@ async fn a_flood_of_server_requests_is_answered_at_most_64_at_once_and_the_rest_
             .parse()
             .unwrap();
         let handled = handled.load(Ordering::SeqCst);
-        if refused + handled == FLOOD {
-            assert_eq!(handled, mcp_runtime::client::MAX_SERVER_REQUESTS);
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "of {FLOOD} requests, {handled} are answered and {refused} refused"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        (refused + handled == FLOOD)
+            .then_some(handled)
+            .ok_or_else(|| {
+                format!("of {FLOOD} requests, {handled} are answered and {refused} refused")
+            })
+    })
+    .await;
+    assert_eq!(handled, mcp_runtime::client::MAX_SERVER_REQUESTS);
     // The client's own requests go on.
     client.ping().await.unwrap();
     client.close().await;
@@ -741,18 +741,15 @@ async fn a_server_that_stops_reading_its_input_cannot_hold_the_client_or_its_clo
 
 /// Waits until `client` lists the tool `name`, and returns every tool it lists then.
 async fn wait_for_tool(client: &Client, name: &str) -> Vec<mcp_runtime::client::ToolInfo> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    eventually(Duration::from_secs(30), || async {
         let tools = client.all_tools().await.unwrap();
         if tools.iter().any(|t| t.name == name) {
-            return tools;
+            Ok(tools)
+        } else {
+            Err(format!("the gateway never listed {name}"))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the gateway never listed {name}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await
 }
 
 #[mcp_runtime::test]
@@ -884,22 +881,21 @@ async fn a_stream_asking_to_be_resumed_at_once_is_resumed_after_a_wait_that_doub
         .await
         .unwrap();
     // Its GET stream asks for `retry: 0`, carries one event and ends, each time.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let gets = loop {
+    let gets = eventually(Duration::from_secs(20), || async {
         let gets: Vec<f64> = mcp_runtime::serde_json::from_value(
             server.request("GET", "/gets").send().json()["gets"].clone(),
         )
         .unwrap();
         if gets.len() >= 4 {
-            break gets;
+            Ok(gets)
+        } else {
+            Err(format!(
+                "the client resumed its stream {} times",
+                gets.len()
+            ))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the client resumed its stream {} times",
-            gets.len()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    })
+    .await;
     // At least 100 ms, then 200 ms, then 400 ms between them.
     let waited = gets[3] - gets[0];
     assert!(
