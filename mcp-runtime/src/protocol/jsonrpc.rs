@@ -4,7 +4,7 @@
 //! `params` as raw JSON from the line it was read from, and each method deserialises them
 //! straight into its own parameter type.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::sync::Arc;
 
 use serde::de::{self, Deserializer};
@@ -454,22 +454,16 @@ pub(crate) fn response_frame_around(id: &RequestId, mut result: String) -> Frame
     let RequestId::Number(n) = id else {
         return response_frame(id, &result);
     };
-    // HEAD, at most 20 characters of an i64, RESULT.
+    // HEAD, at most 20 characters of an i64, RESULT: 52 bytes at most.
+    let mut digits = itoa::Buffer::new();
     let mut head = [0u8; 64];
-    let mut cursor = std::io::Cursor::new(&mut head[..]);
-    let written = {
-        use std::io::Write as _;
-        cursor
-            .write_all(HEAD)
-            .and_then(|()| write!(cursor, "{n}"))
-            .and_then(|()| cursor.write_all(RESULT))
-    };
-    let len = usize::try_from(cursor.position()).unwrap_or(usize::MAX);
-    match (
-        written,
-        std::str::from_utf8(head.get(..len).unwrap_or_default()),
-    ) {
-        (Ok(()), Ok(head)) if result.capacity() - result.len() > head.len() => {
+    let mut len = 0;
+    for part in [HEAD, digits.format(*n).as_bytes(), RESULT] {
+        head[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    match std::str::from_utf8(&head[..len]) {
+        Ok(head) if result.capacity() - result.len() > head.len() => {
             result.insert_str(0, head);
             result.push('}');
             result.into_bytes()
@@ -511,13 +505,9 @@ pub(crate) fn notification_frame(method: &str, params: &impl Serialize) -> Frame
 
 fn write_id(out: &mut String, id: &RequestId) {
     match id {
-        RequestId::Number(n) => {
-            let _ = write!(out, "{n}");
-        }
-        RequestId::String(s) => {
-            // Strings are escaped by serde_json, which cannot fail for a str.
-            out.push_str(&serde_json::to_string(&**s).unwrap_or_default());
-        }
+        // Without the formatting machinery: an id is written into every response.
+        RequestId::Number(n) => out.push_str(itoa::Buffer::new().format(*n)),
+        RequestId::String(s) => super::write_json_string(out, s),
     }
 }
 
