@@ -618,6 +618,41 @@ fn a_session_id_with_another_callers_token_is_404() {
 }
 
 #[test]
+fn a_cached_result_is_not_given_to_a_token_without_the_tools_scope() {
+    let server = HttpServer::spawn(
+        env!("CARGO_BIN_EXE_caller").as_ref(),
+        &[
+            (
+                "HTTP_AUTH_TOKENS",
+                "ada-full-0123456789:ada:mcp ledger:read,ada-weak-0123456789:ada:mcp",
+            ),
+            ("RESPONSE_CACHE", "1"),
+        ],
+    );
+    let full = session(&server, Some("ada-full-0123456789"));
+    assert_eq!(
+        text(&full.call(1, "read_ledger", json!({}))),
+        "ledger read 1 times"
+    );
+    assert_eq!(
+        text(&full.call(2, "read_ledger", json!({}))),
+        "ledger read 1 times",
+        "the same token is answered from the cache"
+    );
+    // Ada's other token, in the same session (a session is its subject's, with any of her
+    // tokens), lacks the tool's scope: the tool's check answers, not the cache.
+    let weak = full.as_caller(Some("ada-weak-0123456789"));
+    let refused = weak.post(&call(3, "read_ledger", json!({}))).send();
+    assert_eq!(refused.status, 403, "{refused:?}");
+    assert!(
+        refused
+            .header("www-authenticate")
+            .is_some_and(|challenge| challenge.contains("ledger:read")),
+        "{refused:?}"
+    );
+}
+
+#[test]
 fn a_client_opening_sessions_by_the_hundred_cannot_push_out_anothers() {
     let server = two_callers(&[
         ("HTTP_MAX_SESSIONS", "50"),

@@ -3,7 +3,8 @@
 //! Over stdio, or over Streamable HTTP with `--http ADDR`; with `HTTP_AUTH_TOKENS`
 //! (`token:subject[:scope scope…],…`; the scopes default to `mcp`) every HTTP request needs
 //! one of those bearer tokens, and with `HTTP_STATELESS=1` the endpoint keeps no sessions.
-//! `RATE_LIMIT=N` puts a rate limit of N requests an hour per caller in front of everything.
+//! `RATE_LIMIT=N` puts a rate limit of N requests an hour per caller in front of everything;
+//! `RESPONSE_CACHE=1` a response cache (an hour, 100 results) inside it.
 //!
 //! With `OAUTH_ISSUER` (an authorization server's URL) and `OAUTH_AUDIENCE` (this server's
 //! canonical URI) instead, tokens are JWTs of that issuer (`JwtVerifier`; its keys fetched
@@ -78,6 +79,14 @@ fn unlock(ctx: Context) -> Result<bool, ToolError> {
 #[tool(scopes("notes:write"))]
 fn write_note(text: String) -> String {
     format!("wrote {text}")
+}
+
+/// Read the ledger (needs `ledger:read`; read-only, so a response cache may keep it).
+#[tool(scopes("ledger:read"), annotations(read_only))]
+fn read_ledger() -> String {
+    static READS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    format!("ledger read {n} times")
 }
 
 /// A prompt for readers (needs `notes:read`).
@@ -156,6 +165,12 @@ async fn main() -> mcp_runtime::Result<()> {
         builder = builder.layer(mcp_runtime::middleware::RateLimit::new(
             burst,
             std::time::Duration::from_secs(3600),
+        ));
+    }
+    if std::env::var("RESPONSE_CACHE").is_ok_and(|v| v == "1") {
+        builder = builder.layer(mcp_runtime::middleware::ResponseCache::new(
+            std::time::Duration::from_secs(3600),
+            100,
         ));
     }
     let server = builder.build()?;

@@ -2,7 +2,8 @@
 //! `.layer(AuditLayer::new(sink))` do what `ServerBuilder::policy` and
 //! `ServerBuilder::audit` do, at the place in the stack they are added, so they can be
 //! ordered among the other layers (an audit outside a rate limit records what the limit
-//! refused; a policy inside a cache is consulted on every call).
+//! refused; a policy outside a cache is consulted on every call, one inside it only when the
+//! cache has no answer).
 
 use std::sync::Arc;
 

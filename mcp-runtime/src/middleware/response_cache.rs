@@ -11,13 +11,19 @@ use super::{Layer, LayerFuture, McpRequest, Next};
 /// The largest result kept, in bytes of JSON.
 const MAX_KEPT_BYTES: usize = 256 * 1024;
 
+/// The most bytes of results and keys (which hold the arguments) kept in all: without it,
+/// one caller could make a cache of 10,000 hold 2.5 GB.
+const MAX_TOTAL_BYTES: usize = 64 * 1024 * 1024;
+
 /// Keeps the result of a `tools/call` of a tool annotated `read_only` (or `idempotent`
 /// without side effects: `#[tool(annotations(read_only))]`), by caller, tool and
 /// arguments, for `ttl`; the same call within that time is answered from the cache without
-/// running the tool. Tool errors, calls that became tasks and multi round-trip requests are
-/// never kept, nor results over 256 KiB. The cache holds at most `capacity` results,
-/// forgetting the oldest first. Results are kept per caller ([`McpRequest::caller_key`]) and
-/// per session, so no caller — and no other session of the same caller, which may see
+/// running the tool (nor anything below the cache: put checks that must run on every call,
+/// such as a policy, outside it). Tool errors, calls that became tasks and multi round-trip requests are
+/// never kept, nor results over 256 KiB. The cache holds at most `capacity` results, and
+/// 64 MiB of results and arguments in all, forgetting the oldest first. Results are kept per caller ([`McpRequest::caller_key`]),
+/// per grant (a token's scopes, client and claims: another token of the same subject is
+/// answered only by the tool, whose scope check then runs) and per session, so no caller — and no other session of the same caller, which may see
 /// other tools or speak another revision — is answered with another's result; requests
 /// without a session or authentication are not cached.
 ///
@@ -41,9 +47,12 @@ struct Inner {
 
 #[derive(Default)]
 struct Entries {
-    by_key: HashMap<String, (Value, Instant)>,
+    /// Each result, when it was stored, and the bytes it and its key take.
+    by_key: HashMap<String, (Value, Instant, usize)>,
     /// Keys in the order they were stored, for forgetting the oldest.
     order: VecDeque<String>,
+    /// The bytes of every result and key held.
+    bytes: usize,
 }
 
 impl ResponseCache {
@@ -99,22 +108,38 @@ impl ResponseCache {
         // Kept per caller and per session: a session sees its own visibility and store, and
         // speaks its own revision, so no other session is answered with its results.
         let caller = request.caller_key()?;
+        // And per grant, not per subject alone: two tokens of one subject may hold other
+        // scopes (a tool's scope check runs below the cache, so a result kept for the one
+        // would be the other's without its scopes), belong to another client, or carry
+        // other claims a tool reads.
+        let grant = request.auth.as_deref().map(|auth| {
+            let mut scopes: Vec<&str> = auth.scopes.iter().map(String::as_str).collect();
+            scopes.sort_unstable();
+            format!("{scopes:?}\u{0}{:?}\u{0}{}", auth.client_id, auth.claims)
+        });
         let session = request
             .session_id()
             .map(str::to_owned)
             .or_else(|| request.connection.map(|c| c.to_string()))
             .unwrap_or_default();
         let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-        Some(format!("{caller}\u{0}{session}\u{0}{name}\u{0}{arguments}"))
+        let grant = grant.unwrap_or_default();
+        Some(format!(
+            "{caller}\u{0}{grant}\u{0}{session}\u{0}{name}\u{0}{arguments}"
+        ))
     }
 
     fn get(&self, key: &str) -> Option<Value> {
         let entries = self.entries();
-        let (value, stored) = entries.by_key.get(key)?;
+        let (value, stored, _) = entries.by_key.get(key)?;
         (stored.elapsed() < self.inner.ttl).then(|| value.clone())
     }
 
-    fn put(&self, key: String, value: Value) {
+    fn put(&self, key: String, value: Value, result_bytes: usize) {
+        let bytes = key.len() + result_bytes;
+        if bytes > MAX_TOTAL_BYTES {
+            return;
+        }
         let now = Instant::now();
         let mut entries = self.entries();
         let ttl = self.inner.ttl;
@@ -123,16 +148,22 @@ impl ResponseCache {
             let expired = entries
                 .by_key
                 .get(&oldest)
-                .is_none_or(|(_, stored)| now.duration_since(*stored) >= ttl);
-            if !expired && entries.by_key.len() < self.inner.capacity {
+                .is_none_or(|(_, stored, _)| now.duration_since(*stored) >= ttl);
+            let full = entries.by_key.len() >= self.inner.capacity
+                || entries.bytes + bytes > MAX_TOTAL_BYTES;
+            if !expired && !full {
                 break;
             }
             entries.order.pop_front();
-            entries.by_key.remove(&oldest);
+            if let Some((_, _, freed)) = entries.by_key.remove(&oldest) {
+                entries.bytes -= freed;
+            }
         }
-        if entries.by_key.insert(key.clone(), (value, now)).is_some() {
+        if let Some((_, _, replaced)) = entries.by_key.insert(key.clone(), (value, now, bytes)) {
+            entries.bytes -= replaced;
             entries.order.retain(|k| *k != key);
         }
+        entries.bytes += bytes;
         entries.order.push_back(key);
     }
 }
@@ -151,11 +182,34 @@ impl Layer for ResponseCache {
             let failed = result.get("isError").is_some_and(|e| e == true);
             let task = result.get("task").is_some();
             // A large result is not worth its memory: it is answered, not kept.
-            let small = || result.to_string().len() <= MAX_KEPT_BYTES;
-            if complete && !failed && !task && small() {
-                self.put(key, result.clone());
+            if complete && !failed && !task {
+                let bytes = result.to_string().len();
+                if bytes <= MAX_KEPT_BYTES {
+                    self.put(key, result.clone(), bytes);
+                }
             }
             Ok(result)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_holds_at_most_its_bytes_forgetting_the_oldest() {
+        let cache = ResponseCache::new(Duration::from_secs(3600), 10_000);
+        for n in 0..300 {
+            cache.put(format!("key {n}"), Value::Null, MAX_KEPT_BYTES);
+        }
+        let entries = cache.entries();
+        assert!(entries.bytes <= MAX_TOTAL_BYTES, "{} bytes", entries.bytes);
+        // 64 MiB holds 255 results of 256 KiB with their keys, not 256.
+        assert_eq!(entries.by_key.len(), 255);
+        assert!(entries.by_key.contains_key("key 299"), "the newest is kept");
+        assert!(!entries.by_key.contains_key("key 0"), "the oldest is forgotten");
+        let counted: usize = entries.by_key.values().map(|(_, _, bytes)| bytes).sum();
+        assert_eq!(counted, entries.bytes);
     }
 }
