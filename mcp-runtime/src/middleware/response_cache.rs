@@ -208,7 +208,10 @@ mod tests {
         // 64 MiB holds 255 results of 256 KiB with their keys, not 256.
         assert_eq!(entries.by_key.len(), 255);
         assert!(entries.by_key.contains_key("key 299"), "the newest is kept");
-        assert!(!entries.by_key.contains_key("key 0"), "the oldest is forgotten");
+        assert!(
+            !entries.by_key.contains_key("key 0"),
+            "the oldest is forgotten"
+        );
         let counted: usize = entries.by_key.values().map(|(_, _, bytes)| bytes).sum();
         assert_eq!(counted, entries.bytes);
     }
