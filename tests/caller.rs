@@ -293,7 +293,7 @@ fn an_item_whose_scopes_the_token_lacks_is_unlisted_and_asks_the_caller_to_step_
         .json();
     assert_eq!(
         metadata["scopes_supported"],
-        json!(["admin", "notes:read", "notes:write"])
+        json!(["admin", "ledger:read", "notes:read", "notes:write"])
     );
 }
 
