@@ -290,7 +290,7 @@ fn the_protected_resource_metadata_sends_clients_to_the_issuer() {
     assert_eq!(metadata["authorization_servers"], json!([issuer.issuer]));
     assert_eq!(
         metadata["scopes_supported"],
-        json!(["admin", "notes:read", "notes:write"])
+        json!(["admin", "ledger:read", "notes:read", "notes:write"])
     );
 }
 
