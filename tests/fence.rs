@@ -866,8 +866,11 @@ fn a_file_deleted_and_created_again_in_the_same_inode_is_not_removed() {
         .open_parent()
         .unwrap();
     let identity = folder.removable(&name).unwrap().identity();
-    let reused = recreate_in_the_same_inode(&victim, "never checked");
-    println!("the new file took the old one's inode: {reused}");
+    if !recreate_in_the_same_inode(&victim, "never checked") {
+        // Another inode is refused by device and inode alone: nothing here to test.
+        eprintln!("skipped: this file system gave the new file another inode");
+        return;
+    }
 
     let refused = folder.remove_file_if_same(&name, identity).unwrap_err();
     assert!(matches!(refused, FenceError::Changed { .. }), "{refused}");
@@ -881,17 +884,21 @@ fn a_file_deleted_and_created_again_during_the_delete_confirmation_is_kept() {
     let victim = sandbox.root.join("victim.txt");
     std::fs::write(&victim, "shown to the user").unwrap();
     let mut server = files_server(&sandbox);
+    let mut reused = false;
     let result = call_tool_answering(
         &mut server,
         2,
         "delete_file",
         json!({"path": "victim.txt"}),
         |_| {
-            let reused = recreate_in_the_same_inode(&victim, "never shown");
-            println!("the new file took the old one's inode: {reused}");
+            reused = recreate_in_the_same_inode(&victim, "never shown");
             json!({"action": "accept", "content": {"confirm": true}})
         },
     );
+    if !reused {
+        eprintln!("skipped: this file system gave the new file another inode");
+        return;
+    }
     assert!(is_error(&result), "{result}");
     assert_eq!(error_code(&result), "file_changed", "{result}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "never shown");

@@ -614,7 +614,10 @@ impl fmt::Display for FileIdentity {
     }
 }
 
-/// When a file was born, as [`FileIdentity`] keeps it.
+/// When a file was born, as [`FileIdentity`] keeps it. Where the file system keeps no birth
+/// time, a file's last status change stands in (a change of the file makes the identity
+/// refuse, never misdirect); a folder's does not, since every entry made or removed in it
+/// changes it, and a folder being edited would stop being itself.
 #[cfg(unix)]
 fn born(metadata: &Metadata) -> (i64, u32) {
     use cap_std::fs::MetadataExt;
@@ -629,6 +632,7 @@ fn born(metadata: &Metadata) -> (i64, u32) {
                 before.duration().subsec_nanos(),
             ),
         },
+        Err(_) if metadata.is_dir() => (0, 0),
         Err(_) => (
             metadata.ctime(),
             u32::try_from(metadata.ctime_nsec()).unwrap_or_default(),
