@@ -461,6 +461,21 @@ fn merge(
     Ok(Merged { text, replaced })
 }
 
+/// The `scheme://host:port` of an entry's URL, if it has one.
+fn origin_of(entry: &Json) -> Option<&str> {
+    let url = ["url", "httpUrl"]
+        .iter()
+        .find_map(|key| match entry.get(key) {
+            Some(Json::String(url)) => Some(url.as_str()),
+            _ => None,
+        })?;
+    let start = url.find("://").map_or(0, |at| at + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |at| start + at);
+    Some(&url[..end])
+}
+
 /// Updates the fields of `old` that cargo mcp manages from `new`, keeping the rest.
 ///
 /// The user adds fields of their own to an entry (`trust`, `timeout`, `includeTools`, an
@@ -473,12 +488,12 @@ fn update_entry(old: &mut Json, new: Json) -> Replaced {
     let old_stdio = old.get("command").is_some();
     let mut dropped = Vec::new();
     let mut kept = Vec::new();
-    let Json::Object(new_fields) = new else {
-        unreachable!("entries are objects")
-    };
-    let given = |key: &str| new_fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    // Headers carry a token for one server: at another origin the old ones are not kept.
+    if !stdio && origin_of(old) != origin_of(&new) && old.remove("headers").is_some() {
+        dropped.push("`headers` (for another server's address)".to_owned());
+    }
     for key in MANAGED {
-        match (key, given(key)) {
+        match (key, new.get(key)) {
             ("env" | "headers", Some(Json::Object(values))) => match old.object_at(key) {
                 Some(old_values) => {
                     for (k, v) in values {
@@ -503,6 +518,10 @@ fn update_entry(old: &mut Json, new: Json) -> Replaced {
             ("headers", None) if !stdio => keep_values(old, key, &mut kept),
             // A `type` the user set stays while the server stays of the same kind.
             ("type", None) if stdio == old_stdio => {}
+            // A command line without arguments: no old ones stay, and none is news.
+            ("args", None) if stdio => {
+                old.remove(key);
+            }
             (_, None) => {
                 if old.remove(key).is_some() {
                     dropped.push(format!("`{key}`"));

@@ -1168,6 +1168,34 @@ fn reinstalling_keeps_the_users_own_fields_of_the_entry() {
     );
     assert!(run.stderr.contains("`trust`"), "{run:#?}");
     assert!(run.stderr.contains("env TOKEN"), "{run:#?}");
+    // The old arguments went with the old command line: nothing of this kind of server was
+    // removed.
+    assert!(!run.stderr.contains("removed"), "{run:#?}");
+}
+
+#[test]
+fn a_url_entry_keeps_its_headers_for_its_own_server_only() {
+    let s = Scratch::new("install-headers-origin");
+    let before = json!({"mcpServers": {"srv": {
+        "type": "http", "url": "https://one.example.com/mcp",
+        "headers": {"Authorization": "Bearer for-one"}
+    }}});
+    std::fs::write(s.path("c.json"), before.to_string()).unwrap();
+    let install =
+        |url: &str| s.install(&["claude-code", url, "--name", "srv", "--config", "c.json"]);
+    // The same server at another path: its token stays.
+    let run = install("https://one.example.com/v2/mcp");
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert_eq!(
+        s.read("c.json")["mcpServers"]["srv"]["headers"],
+        json!({"Authorization": "Bearer for-one"})
+    );
+    // Another server: the token is not sent there.
+    let run = install("https://two.example.com/mcp");
+    assert_eq!(run.code, 0, "{run:#?}");
+    let entry = &s.read("c.json")["mcpServers"]["srv"];
+    assert!(entry.get("headers").is_none(), "{entry}");
+    assert!(run.stderr.contains("`headers`"), "{run:#?}");
 }
 
 #[test]
