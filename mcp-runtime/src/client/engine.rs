@@ -527,16 +527,18 @@ impl Engine {
             let Some(engine) = engine.upgrade() else {
                 return;
             };
+            let message = match answer {
+                Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+            };
+            // Counted until it is sent: an answer waiting on a server that does not read is
+            // held within the same limit as one being worked out.
+            engine.send_answer(message).await;
             engine
                 .serving
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(&key);
-            let message = match answer {
-                Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
-                Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
-            };
-            engine.send_answer(message).await;
         });
     }
 

@@ -1050,7 +1050,7 @@ pub const MAX_ITEMS: usize = 1_000_000;
 /// once (64, as many as a server takes from one client by default): past it, a request is
 /// answered at once with a busy error (-32000) naming the limit, so a server flooding its
 /// client with requests holds a bounded share of it.
-pub const MAX_SERVER_REQUESTS: usize = 64;
+pub const MAX_SERVER_REQUESTS: usize = crate::server::DEFAULT_MAX_IN_FLIGHT;
 
 fn read_item<T: DeserializeOwned>(method: &str, item: Value) -> Result<T, CallError> {
     serde_json::from_value(item)
