@@ -235,16 +235,27 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
         Some(file) => PathBuf::from(file),
         None => app.config_path(m.get_flag("project"), &env)?,
     };
-    if m.get_flag("dry-run") {
-        let file = ConfigFile::find(&path)?;
-        let existing = file.read()?;
-        let merged = merge(
-            existing.as_ref().map(|o| o.text.as_str()),
-            app,
-            &name,
-            entry,
-            &path,
-        )?;
+    // Read, merge and write under one lock, so that another `cargo mcp install` into the
+    // same file merges with this one's result instead of writing over it. A dry run takes
+    // no lock, and is refused where the install would be.
+    let dry_run = m.get_flag("dry-run");
+    let file = if dry_run {
+        ConfigFile::find(&path)?
+    } else {
+        ConfigFile::lock(&path)?
+    };
+    let existing = file.read()?;
+    if let Some(original) = &existing {
+        file.check_writable(original)?;
+    }
+    let merged = merge(
+        existing.as_ref().map(|o| o.text.as_str()),
+        app,
+        &name,
+        entry,
+        &path,
+    )?;
+    if dry_run {
         eprintln!(
             "cargo mcp: --dry-run: would {} `{name}` in {}; nothing was written:",
             if merged.replaced.is_some() {
@@ -257,20 +268,6 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
         print!("{}", merged.text);
         return Ok(());
     }
-    // Read, merge and write under one lock, so that another `cargo mcp install` into the
-    // same file merges with this one's result instead of writing over it.
-    let file = ConfigFile::lock(&path)?;
-    let existing = file.read()?;
-    if let Some(original) = &existing {
-        file.check_writable(original)?;
-    }
-    let merged = merge(
-        existing.as_ref().map(|o| o.text.as_str()),
-        app,
-        &name,
-        entry,
-        &path,
-    )?;
     let backup = file.replace(existing.as_ref(), &merged.text)?;
     let shown = if file.target != path {
         format!("{} (a link to {})", path.display(), file.target.display())

@@ -976,6 +976,10 @@ fn install_refuses_a_read_only_config() {
     assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
     assert_eq!(mode(&s.path("c.json")), 0o444);
     assert!(!s.names(".").iter().any(|n| n.contains(".bak")));
+    // A dry run says what the install would say, not what it would write.
+    let dry = s.install(&["cursor", "srv", "--config", "c.json", "--dry-run"]);
+    assert_eq!(dry.code, 1, "{dry:#?}");
+    assert!(dry.stderr.contains("read-only"), "{dry:#?}");
 }
 
 #[test]
