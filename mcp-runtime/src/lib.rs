@@ -87,7 +87,7 @@ pub use dynamic::{DynamicPrompt, DynamicResource, DynamicTool, PromptArgument};
 pub use error::{Error, Result};
 pub use fence::{
     FenceError, FencedDir, FencedEntry, FencedPath, FileIdentity, FileInfo, FileKind, PathRefused,
-    RootedPath, Roots,
+    RootedPath, Roots, file_uri,
 };
 pub use mcp_macros::{main, prompt, resource, test, tool, toolbox};
 pub use message_log::MessageLog;

@@ -15,7 +15,7 @@
 use std::io::{Read, Write};
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::{FenceError, FencedEntry, FileKind, schemars, serde};
+use mcp_runtime::{FenceError, FencedEntry, FileKind, file_uri, schemars, serde};
 
 /// The largest file `read_file` and `summarise_file` read.
 const MAX_READ_BYTES: u64 = 1024 * 1024;
@@ -51,21 +51,6 @@ fn read_limited(file: &FencedPath) -> Result<Vec<u8>, ToolError> {
     Ok(bytes)
 }
 
-/// A `file://` URI of an absolute path: every byte but unreserved ones and `/` escaped, so
-/// that a name with a space, `#`, `?` or `%` is still one valid URI naming that file (RFC 8089
-/// and RFC 3986), and a client reading it back gets the name it had.
-fn file_uri(path: &std::path::Path) -> String {
-    let mut uri = String::from("file://");
-    for &byte in path.as_os_str().as_encoded_bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            uri.push(char::from(byte));
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    uri
-}
-
 /// Read a file inside the workspace: text as it is, anything else base64-encoded.
 #[tool(annotations(read_only))]
 async fn read_file(
@@ -77,12 +62,13 @@ async fn read_file(
     let bytes = read_limited(&file)?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => Content::text(text),
-        Err(binary) => EmbeddedResource::blob(
-            file_uri(&file.root().join(file.relative())),
-            "application/octet-stream",
-            binary.into_bytes(),
-        )
-        .into(),
+        Err(binary) => {
+            // Escaped, so that a name with a space, `#`, `?` or `%` is still one URI naming
+            // that file, and a client reading it back gets the name it had.
+            let uri = file_uri(file.root().join(file.relative()))
+                .ok_or_else(|| ToolError::new("the file's root is not an absolute path"))?;
+            EmbeddedResource::blob(uri, "application/octet-stream", binary.into_bytes()).into()
+        }
     })
 }
 

@@ -25,7 +25,9 @@ use std::path::{Path, PathBuf};
 
 use mcp_runtime::protocol::RpcError;
 use mcp_runtime::serde_json::{Map, json};
-use mcp_runtime::{Context, ERROR_META_KEY, FenceError, FencedPath, Root, Roots, State, ToolError};
+use mcp_runtime::{
+    Context, ERROR_META_KEY, FenceError, FencedPath, Root, Roots, State, ToolError, file_uri,
+};
 
 /// The id of the extension that declares the namespaces.
 const EXTENSION: &str = "com.example/workspace";
@@ -51,11 +53,17 @@ impl Workspace {
                 "the workspace root {shown} is not a directory: name a folder with --root"
             ));
         }
-        let text = root.to_str().ok_or_else(|| {
-            format!("the workspace root {shown} is not valid UTF-8: name another folder")
-        })?;
+        // The fence reads the root's URI back as UTF-8: a root that is not would fence nothing.
+        if root.to_str().is_none() {
+            return Err(format!(
+                "the workspace root {shown} is not valid UTF-8: name another folder"
+            ));
+        }
+        // Escaped, so that a `%` or `#` in a folder's name is read back as itself.
+        let uri = file_uri(&root)
+            .ok_or_else(|| format!("the workspace root {shown} is not an absolute path"))?;
         let roots = Roots::new(vec![Root {
-            uri: file_uri(text),
+            uri,
             name: Some("workspace".into()),
         }]);
         Ok(Workspace { root, roots })
@@ -84,20 +92,6 @@ impl Workspace {
 pub fn workspace(ctx: &Context) -> Result<State<Workspace>, RpcError> {
     ctx.state::<Workspace>()
         .ok_or_else(|| RpcError::internal("the server was built without its workspace"))
-}
-
-/// A `file://` URI of an absolute path, every byte but unreserved ones and `/` escaped (the
-/// fence decodes the root's URI, so a `%` in a folder's name must not be read as an escape).
-fn file_uri(path: &str) -> String {
-    let mut uri = String::from("file://");
-    for byte in path.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            uri.push(char::from(byte));
-        } else {
-            uri.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    uri
 }
 
 /// A refusal or failure of the fence as a JSON-RPC error.

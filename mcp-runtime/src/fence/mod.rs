@@ -30,6 +30,7 @@ use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_encode};
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{ERROR_META_KEY, Root};
@@ -253,6 +254,56 @@ pub(crate) fn resolve(roots: &[Root], input: &str) -> Result<RootedPath, PathRef
     })
 }
 
+/// The bytes a file URI's path writes as they are: RFC 3986's unreserved characters and the
+/// `/` between segments. Every other byte is escaped — `%` itself, and `?` and `#`, which
+/// would end the path.
+const FILE_URI_PATH: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
+/// The `file://` URI of a local path, as the fence reads it back: for a root of the client's
+/// ([`Root::uri`](crate::Root::uri)) or a file named to a client (an embedded resource's URI).
+///
+/// Every byte but RFC 3986's unreserved characters (`A`–`Z`, `a`–`z`, `0`–`9`, `-`, `.`,
+/// `_`, `~`) and `/` is percent-encoded, so that a name holding a space, `?`, `#` or `%` is
+/// still one URI naming that file (RFC 8089), and the path it decodes to is the path given —
+/// where `format!("file://{}", path.display())` would end the path at a `#` and read a `%20`
+/// in a folder's name as a space.
+///
+/// `None` for a path that does not begin with `/`: a relative path has no file URI. The path
+/// is written as given (`.` and `..` too: the fence refuses a root or a path with `..`). On
+/// Unix a name that is not UTF-8 is encoded byte by byte, as RFC 3986 allows, but the fence
+/// reads only UTF-8 names and refuses such a URI.
+///
+/// ```
+/// use std::path::Path;
+/// use mcp_runtime::{Root, Roots, file_uri};
+///
+/// assert_eq!(
+///     file_uri("/srv/my notes/why?#50%.txt").as_deref(),
+///     Some("file:///srv/my%20notes/why%3F%2350%25.txt"),
+/// );
+/// assert_eq!(file_uri("notes/today.txt"), None);
+///
+/// // A root the server chose, and a file a client names by its URI: `?` and `#` are part of
+/// // the name, not a query and a fragment.
+/// let dir = std::env::temp_dir().canonicalize().unwrap();
+/// let roots = Roots::new(vec![Root { uri: file_uri(&dir).unwrap(), name: None }]);
+/// let uri = file_uri(dir.join("why?#50%.txt")).unwrap();
+/// assert_eq!(roots.resolve(&uri).unwrap().relative(), Path::new("why?#50%.txt"));
+/// ```
+pub fn file_uri(path: impl AsRef<Path>) -> Option<String> {
+    // On Unix, the name's own bytes; elsewhere UTF-8 for every name that is Unicode.
+    let bytes = path.as_ref().as_os_str().as_encoded_bytes();
+    if bytes.first() != Some(&b'/') {
+        return None;
+    }
+    Some(format!("file://{}", percent_encode(bytes, FILE_URI_PATH)))
+}
+
 /// The local directory of a `file://` root; other schemes are no file roots.
 fn root_path(uri: &str) -> Option<PathBuf> {
     let rest = uri.strip_prefix("file://")?;
@@ -354,6 +405,220 @@ fn resolve_existing(path: &Path) -> std::io::Result<PathBuf> {
                 }
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    /// Whether `uri` is `file://` and a path of unreserved characters, `/` and `%XX` escapes
+    /// (upper-case hex) alone.
+    fn is_escaped(uri: &str) -> bool {
+        let Some(path) = uri.strip_prefix("file://") else {
+            return false;
+        };
+        let bytes = path.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'%' => {
+                    let hex = bytes.get(at + 1..at + 3).unwrap_or_default();
+                    if hex.len() != 2 || !hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'A'..=b'F'))
+                    {
+                        return false;
+                    }
+                    at += 3;
+                }
+                b if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) => at += 1,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    #[test]
+    fn a_name_that_would_end_or_change_the_uri_is_escaped() {
+        let uri = file_uri("/srv/a b/why?#50%;=+&@:'[]!.txt").unwrap();
+        assert_eq!(
+            uri,
+            "file:///srv/a%20b/why%3F%2350%25%3B%3D%2B%26%40%3A%27%5B%5D%21.txt"
+        );
+        assert_eq!(
+            root_path(&uri),
+            Some(PathBuf::from("/srv/a b/why?#50%;=+&@:'[]!.txt"))
+        );
+    }
+
+    #[test]
+    fn unreserved_characters_and_slashes_are_written_as_they_are() {
+        let path = "/AZaz09-._~/x/";
+        assert_eq!(file_uri(path).unwrap(), format!("file://{path}"));
+    }
+
+    #[test]
+    fn every_other_ascii_byte_is_escaped_in_upper_case_hex() {
+        for byte in 1..=0x7f_u8 {
+            let path = format!("/{}", char::from(byte));
+            let uri = file_uri(&path).unwrap();
+            let expected = if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+                format!("file://{path}")
+            } else {
+                format!("file:///%{byte:02X}")
+            };
+            assert_eq!(uri, expected, "byte {byte:#04x}");
+        }
+    }
+
+    #[test]
+    fn a_name_beyond_ascii_is_escaped_as_its_utf8_bytes() {
+        assert_eq!(file_uri("/é/日").unwrap(), "file:///%C3%A9/%E6%97%A5");
+        assert_eq!(
+            root_path("file:///%C3%A9/%E6%97%A5"),
+            Some(PathBuf::from("/é/日"))
+        );
+    }
+
+    #[test]
+    fn a_path_that_does_not_begin_with_a_slash_has_no_file_uri() {
+        for path in [
+            "",
+            "notes.txt",
+            "./notes",
+            "../etc",
+            "~/notes",
+            "C:\\notes",
+            "C:/notes",
+        ] {
+            assert_eq!(file_uri(path), None, "{path:?}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_named_by_its_uri_is_placed_under_its_own_name() {
+        let dir = std::env::temp_dir().canonicalize().unwrap();
+        let roots = [Root {
+            uri: file_uri(&dir).unwrap(),
+            name: None,
+        }];
+        for name in ["why?#.txt", "50%.txt", "a b", "%2e%2e", "%2F"] {
+            let uri = file_uri(dir.join(name)).unwrap();
+            let placed = locate(&roots, &uri).unwrap_or_else(|refused| panic!("{uri}: {refused}"));
+            assert_eq!(placed.relative, Path::new(name), "{uri}");
+        }
+    }
+
+    /// A name that is not UTF-8 is escaped byte by byte, and decodes to those bytes; the fence,
+    /// which reads UTF-8 names alone, refuses it rather than read another name.
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_escaped_byte_by_byte_and_refused_by_the_fence() {
+        use std::os::unix::ffi::OsStringExt;
+        let path = PathBuf::from(OsString::from_vec(b"/srv/caf\xe9/\xff\x80".to_vec()));
+        let uri = file_uri(&path).unwrap();
+        assert_eq!(uri, "file:///srv/caf%E9/%FF%80");
+        let bytes: Vec<u8> =
+            percent_encoding::percent_decode_str(&uri["file://".len()..]).collect();
+        assert_eq!(bytes, path.as_os_str().as_encoded_bytes());
+        assert_eq!(root_path(&uri), None);
+    }
+
+    /// xorshift64*: generated paths, the same on every run.
+    struct Paths(u64);
+
+    impl Paths {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        /// An absolute path of 1 to 6 segments, none of them `.` or `..`: each character
+        /// drawn from the ones a URI gives a meaning to, controls, the unreserved ones, and
+        /// names beyond ASCII.
+        fn utf8(&mut self) -> String {
+            const CHARS: &[char] = &[
+                'a', 'Z', '0', '-', '.', '_', '~', ' ', '%', '?', '#', '&', '=', '+', ';', ':',
+                '@', '!', '$', '\'', '(', ')', '*', ',', '[', ']', '\\', '"', '<', '>', '^', '`',
+                '{', '|', '}', '\0', '\n', '\t', '\u{7f}', 'é', 'ß', '日', '\u{fffd}', '\u{200b}',
+                '😀',
+            ];
+            let mut path = String::new();
+            for _ in 0..=self.below(6) {
+                path.push('/');
+                loop {
+                    let mut segment = String::new();
+                    for _ in 0..=self.below(12) {
+                        segment.push(CHARS[self.below(CHARS.len())]);
+                    }
+                    if segment != "." && segment != ".." {
+                        path.push_str(&segment);
+                        break;
+                    }
+                }
+            }
+            path
+        }
+
+        /// An absolute path of any bytes but `/` in 1 to 6 segments (Unix names).
+        #[cfg(unix)]
+        fn bytes(&mut self) -> PathBuf {
+            use std::os::unix::ffi::OsStringExt;
+            let mut path = Vec::new();
+            for _ in 0..=self.below(6) {
+                let length = self.below(12) + 1;
+                let segment = (0..length).map(|_| match self.next() as u8 {
+                    b'/' => b'%',
+                    byte => byte,
+                });
+                path.extend(std::iter::once(b'/').chain(segment));
+            }
+            PathBuf::from(OsString::from_vec(path))
+        }
+    }
+
+    #[test]
+    fn generated_paths_round_trip_through_the_fence_decoder() {
+        let mut paths = Paths(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..20_000 {
+            let path = paths.utf8();
+            let uri = file_uri(&path).unwrap();
+            assert!(is_escaped(&uri), "{path:?} → {uri}");
+            assert_eq!(
+                percent_decode(&uri["file://".len()..]).as_deref(),
+                Some(path.as_str()),
+                "{uri}"
+            );
+            assert_eq!(root_path(&uri), Some(PathBuf::from(&path)), "{uri}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn generated_unix_names_round_trip_byte_for_byte() {
+        let mut paths = Paths(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            let path = paths.bytes();
+            let uri = file_uri(&path).unwrap();
+            assert!(is_escaped(&uri), "{path:?} → {uri}");
+            let bytes: Vec<u8> =
+                percent_encoding::percent_decode_str(&uri["file://".len()..]).collect();
+            assert_eq!(bytes, path.as_os_str().as_encoded_bytes(), "{uri}");
+            // The fence reads back the names that are UTF-8, and no other; and refuses `..`.
+            let expected = path
+                .to_str()
+                .filter(|text| !text.split('/').any(|segment| segment == ".."))
+                .map(|_| normalise(&path));
+            assert_eq!(root_path(&uri), expected, "{uri}");
         }
     }
 }
