@@ -6,11 +6,12 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use mcp_runtime::{FenceError, FileKind, PathRefused, Root, Roots};
-use mcp_tests::{StdioServer, workspace_binary};
+use mcp_tests::StdioServer;
+use mcp_tests::files::{self, call_tool, call_tool_answering, confirm};
 use serde_json::{Value, json};
 
 struct Sandbox {
@@ -361,70 +362,9 @@ impl Drop for Race {
     }
 }
 
-/// The files example, built once.
-fn files_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| workspace_binary("files"))
-}
-
 /// The files example over real pipes, with the sandbox's root as the client's only root.
 fn files_server(sandbox: &Sandbox) -> StdioServer {
-    let mut server = StdioServer::spawn(files_binary());
-    server.initialize_with(
-        "2025-11-25",
-        json!({"roots": {}, "elicitation": {"form": {}}}),
-    );
-    server.request(
-        1,
-        "tools/call",
-        json!({"name": "list_directory", "arguments": {}}),
-    );
-    let roots = server.server_request("roots/list");
-    server.respond(
-        &roots["id"],
-        json!({"roots": [{"uri": format!("file://{}", sandbox.root.display())}]}),
-    );
-    let listing = server.response(1);
-    assert!(!is_error(&listing["result"]), "{listing}");
-    server
-}
-
-/// Calls a tool and returns its result, confirming whatever it asks the user.
-fn call_tool(server: &mut StdioServer, id: i64, name: &str, arguments: Value) -> Value {
-    call_tool_answering(
-        server,
-        id,
-        name,
-        arguments,
-        |_| json!({"action": "accept", "content": {"confirm": true}}),
-    )
-}
-
-/// Calls a tool and returns its result; each question it asks the user is answered by
-/// `answer`.
-fn call_tool_answering(
-    server: &mut StdioServer,
-    id: i64,
-    name: &str,
-    arguments: Value,
-    mut answer: impl FnMut(&Value) -> Value,
-) -> Value {
-    server.request(
-        id,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    );
-    loop {
-        let message = server
-            .recv_line_within(mcp_tests::TIMEOUT)
-            .unwrap_or_else(|| panic!("no answer to {name}"));
-        if message["method"] == "elicitation/create" {
-            let reply = answer(&message);
-            server.respond(&message["id"], reply);
-        } else if message["id"] == id && message.get("method").is_none() {
-            return message["result"].clone();
-        }
-    }
+    files::start(&[&sandbox.root])
 }
 
 fn result_text(result: &Value) -> String {
@@ -514,7 +454,7 @@ fn a_directory_swapped_for_a_link_out_during_the_delete_confirmation_deletes_not
             std::fs::rename(sandbox.root.join("box"), sandbox.root.join("box-moved")).unwrap();
             std::os::unix::fs::symlink(sandbox.base.join("outside"), sandbox.root.join("box"))
                 .unwrap();
-            json!({"action": "accept", "content": {"confirm": true}})
+            confirm()
         },
     );
     assert_eq!(
@@ -547,7 +487,7 @@ fn a_file_replaced_during_the_delete_confirmation_is_kept() {
             )
             .unwrap();
             std::fs::write(sandbox.root.join("victim.txt"), "never shown").unwrap();
-            json!({"action": "accept", "content": {"confirm": true}})
+            confirm()
         },
     );
     assert!(is_error(&result), "{result}");
@@ -586,7 +526,7 @@ fn the_files_example_refuses_to_write_or_delete_a_file_with_another_hard_link() 
         json!({"path": "linked.txt"}),
         |_| {
             asked = true;
-            json!({"action": "accept", "content": {"confirm": true}})
+            confirm()
         },
     );
     assert!(is_error(&deleted), "{deleted}");
@@ -892,7 +832,7 @@ fn a_file_deleted_and_created_again_during_the_delete_confirmation_is_kept() {
         json!({"path": "victim.txt"}),
         |_| {
             reused = recreate_in_the_same_inode(&victim, "never shown");
-            json!({"action": "accept", "content": {"confirm": true}})
+            confirm()
         },
     );
     if !reused {
@@ -974,9 +914,9 @@ fn only_input_request(result: &Value) -> (String, Value) {
 fn in_the_stateless_era_a_confirmation_answers_only_for_the_file_it_was_asked_about() {
     let sandbox = Sandbox::new("stateless-delete");
     std::fs::write(sandbox.root.join("victim.txt"), "shown to the user").unwrap();
-    let mut server = StdioServer::spawn(files_binary());
+    let mut server = StdioServer::spawn(files::binary());
     let arguments = json!({"path": "victim.txt"});
-    let confirm = json!({"action": "accept", "content": {"confirm": true}});
+    let confirm = confirm();
 
     let first = stateless_call(&mut server, 1, arguments.clone(), json!({}));
     let (roots_key, request) = only_input_request(&first);

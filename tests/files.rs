@@ -1,91 +1,22 @@
 //! The files example over real pipes, as a client drives it: what its delete question names,
 //! and how its searches behave on trees built to exhaust them — thousands of folders, more
-//! entries than it looks at, fewer descriptors than it would need.
+//! entries than it looks at, fewer descriptors than it would need — and when cancelled.
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+#[cfg(target_os = "linux")]
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+#[cfg(target_os = "linux")]
+use std::time::Duration;
 
-use mcp_tests::{Scratch, StdioServer, TIMEOUT, workspace_binary};
+use mcp_tests::Scratch;
+use mcp_tests::files::{self, call_tool, call_tool_answering, confirm};
+#[cfg(target_os = "linux")]
+use mcp_tests::{TIMEOUT, inotify::Opens};
 use serde_json::{Value, json};
 
-/// The files example, built once.
-fn files_binary() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| workspace_binary("files"))
-}
-
-/// Past the handshake, with `roots` as the client's roots (answered on the first call).
-fn connect(mut server: StdioServer, roots: &[&Path]) -> StdioServer {
-    server.initialize_with(
-        "2025-11-25",
-        json!({"roots": {}, "elicitation": {"form": {}}}),
-    );
-    server.request(
-        1,
-        "tools/call",
-        json!({"name": "list_directory", "arguments": {}}),
-    );
-    let asked = server.server_request("roots/list");
-    let roots: Vec<Value> = roots
-        .iter()
-        .map(|root| json!({"uri": format!("file://{}", root.display())}))
-        .collect();
-    server.respond(&asked["id"], json!({ "roots": roots }));
-    let listing = server.response(1);
-    assert_ne!(listing["result"]["isError"], true, "{listing}");
-    server
-}
-
-/// The files example, its roots `roots`.
-fn files_server(roots: &[&Path]) -> StdioServer {
-    connect(StdioServer::spawn(files_binary()), roots)
-}
-
-/// The files example allowed only `descriptors` open files (`ulimit -n`), its root `root`.
-#[cfg(unix)]
-fn files_server_with_descriptors(descriptors: usize, root: &Path) -> StdioServer {
-    let script = format!("ulimit -n {descriptors} && exec \"$0\"");
-    // `exec`: the process the test starts, and kills, is the server itself.
-    let server = StdioServer::spawn_with_args(
-        Path::new("/bin/sh"),
-        &["-c".as_ref(), script.as_ref(), files_binary().as_os_str()],
-    );
-    connect(server, &[root])
-}
-
-/// Calls a tool, and returns its result with every question it asked the user (each
-/// answered "confirm").
-fn call_tool(
-    server: &mut StdioServer,
-    id: i64,
-    name: &str,
-    arguments: Value,
-) -> (Value, Vec<Value>) {
-    server.request(
-        id,
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    );
-    let mut questions = Vec::new();
-    loop {
-        let message = server
-            .recv_line_within(TIMEOUT)
-            .unwrap_or_else(|| panic!("no answer to {name}"));
-        if message["method"] == "elicitation/create" {
-            server.respond(
-                &message["id"],
-                json!({"action": "accept", "content": {"confirm": true}}),
-            );
-            questions.push(message);
-        } else if message["id"] == id && message.get("method").is_none() {
-            return (message["result"].clone(), questions);
-        }
-    }
-}
-
 /// A search's result, which must not be an error.
-fn search(server: &mut StdioServer, id: i64, pattern: &str) -> Value {
-    let (result, _) = call_tool(server, id, "search_files", json!({"pattern": pattern}));
+fn search(server: &mut mcp_tests::StdioServer, id: i64, pattern: &str) -> Value {
+    let result = call_tool(server, id, "search_files", json!({"pattern": pattern}));
     assert_ne!(result["isError"], true, "{result}");
     result["structuredContent"].clone()
 }
@@ -104,14 +35,19 @@ fn the_delete_question_names_the_root_the_file_is_in() {
     let second = folder(&scratch, "second");
     std::fs::write(first.join("notes.txt"), "first").unwrap();
     std::fs::write(second.join("notes.txt"), "second").unwrap();
-    let mut server = files_server(&[&first, &second]);
+    let mut server = files::start(&[&first, &second]);
 
     let path = second.join("notes.txt");
-    let (result, questions) = call_tool(
+    let mut questions = Vec::new();
+    let result = call_tool_answering(
         &mut server,
         2,
         "delete_file",
         json!({"path": path.to_str().unwrap()}),
+        |question| {
+            questions.push(question.clone());
+            confirm()
+        },
     );
     assert_ne!(result["isError"], true, "{result}");
     let [question] = questions.as_slice() else {
@@ -137,7 +73,7 @@ fn a_search_of_a_folder_of_many_folders_finds_them_all_with_few_descriptors() {
         std::fs::write(sub.join(format!("needle-{n}.txt")), "").unwrap();
     }
     // Holding each folder open until its turn would take 300 descriptors.
-    let mut server = files_server_with_descriptors(64, &root);
+    let mut server = files::start_with_descriptors(64, &[&root]);
     let found = search(&mut server, 2, "needle");
     assert_eq!(
         found["entries"].as_array().map(Vec::len),
@@ -162,7 +98,7 @@ fn a_search_names_the_folders_it_could_not_read() {
         std::fs::create_dir(&level).unwrap();
     }
     std::fs::write(level.join("needle.txt"), "").unwrap();
-    let mut server = files_server_with_descriptors(48, &root);
+    let mut server = files::start_with_descriptors(48, &[&root]);
     let found = search(&mut server, 2, "needle");
     assert_eq!(found["entries"], json!([]), "{found}");
     assert!(
@@ -187,7 +123,7 @@ fn a_search_stops_after_ten_thousand_entries_and_says_truncated() {
             std::fs::write(sub.join(format!("f{f:03}.txt")), "").unwrap();
         }
     }
-    let mut server = files_server(&[&root]);
+    let mut server = files::start(&[&root]);
     let found = search(&mut server, 2, "no-such-name");
     assert_eq!(found["entries"], json!([]), "{found}");
     assert_eq!(
@@ -196,10 +132,52 @@ fn a_search_stops_after_ten_thousand_entries_and_says_truncated() {
     );
 }
 
+/// The walk goes on in a thread of its own, which nothing stops but its own look at the
+/// cancellation; inotify shows how far it went: a walk that went on opened every folder.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_cancelled_search_opens_no_more_folders() {
+    const FOLDERS: usize = 9_000;
+    let scratch = Scratch::new("files-cancel");
+    let root = folder(&scratch, "root");
+    // Empty: a walk that looks at the cancellation only at each entry finds none in them.
+    for n in 0..FOLDERS {
+        std::fs::create_dir(root.join(format!("d{n:04}"))).unwrap();
+    }
+    let mut server = files::start(&[&root]);
+    let opens = Opens::watch(&root);
+    server.request(
+        2,
+        "tools/call",
+        json!({"name": "search_files", "arguments": {"pattern": "needle"}}),
+    );
+    // Cancelled once the walk has listed the root and is opening its folders.
+    let mut opened = BTreeSet::new();
+    while opened.is_empty() {
+        assert!(opens.wait(TIMEOUT), "the search opened no folder");
+        opened = opens.take();
+    }
+    server.notify(
+        "notifications/cancelled",
+        json!({"requestId": 2, "reason": "the user moved on"}),
+    );
+    // The server reads in order: once it answers this, it has read the cancellation.
+    server.request(3, "ping", json!({}));
+    server.response(3);
+    while opens.wait(Duration::from_millis(500)) {
+        opened.extend(opens.take());
+    }
+    assert!(
+        opened.len() < FOLDERS,
+        "the cancelled search went on to open all {} folders",
+        opened.len()
+    );
+}
+
 #[test]
 fn the_files_example_refuses_to_serve_http_where_any_client_would_choose_its_roots() {
     let (status, stderr) = mcp_tests::refusal_of(
-        std::process::Command::new(files_binary()).args(["--http", "127.0.0.1:0"]),
+        std::process::Command::new(files::binary()).args(["--http", "127.0.0.1:0"]),
     );
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(
@@ -208,14 +186,24 @@ fn the_files_example_refuses_to_serve_http_where_any_client_would_choose_its_roo
     );
 }
 
+#[test]
+fn a_root_whose_name_holds_a_space_a_hash_and_a_percent_is_served() {
+    let scratch = Scratch::new("files-root-name");
+    let root = folder(&scratch, "my #1 100%");
+    std::fs::write(root.join("notes.txt"), "inside").unwrap();
+    let mut server = files::start(&[&root]);
+    let read = call_tool(&mut server, 2, "read_file", json!({"path": "notes.txt"}));
+    assert_eq!(read["content"][0]["text"], "inside", "{read}");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_binary_file_comes_back_under_a_valid_file_uri_naming_it() {
     let scratch = Scratch::new("files-uri");
     let root = folder(&scratch, "root");
     std::fs::write(root.join("bin #?% é.dat"), [0xff, 0x00, 0xfe]).unwrap();
-    let mut server = files_server(&[&root]);
-    let (result, _) = call_tool(
+    let mut server = files::start(&[&root]);
+    let result = call_tool(
         &mut server,
         2,
         "read_file",
@@ -243,8 +231,8 @@ fn a_fifo_is_listed_as_other_and_not_found_by_a_search_for_files() {
     // SAFETY: a plain system call on a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     std::fs::write(root.join("notes.pipe.txt"), "text").unwrap();
-    let mut server = files_server(&[&root]);
-    let (listed, _) = call_tool(&mut server, 2, "list_directory", json!({}));
+    let mut server = files::start(&[&root]);
+    let listed = call_tool(&mut server, 2, "list_directory", json!({}));
     // In the order the file system gives them.
     let mut entries = listed["structuredContent"]["entries"]
         .as_array()

@@ -4,12 +4,13 @@
 //! and by scanning; and the allowlisted tools, through `project/` and through `tools/call`.
 #![cfg(unix)]
 
-use std::collections::BTreeSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+#[cfg(target_os = "linux")]
+use mcp_tests::inotify::Opens;
 use mcp_tests::{Scratch, StdioServer, TIMEOUT, workspace_binary};
 use serde_json::{Value, json};
 
@@ -537,78 +538,6 @@ fn read_file_reads_at_most_1_mib_so_a_client_that_does_not_read_holds_little() {
         refused["message"],
         "over.bin has 1048577 bytes; fs/readFile reads files of at most 1048576"
     );
-}
-
-/// The files of a folder opened by anyone, as inotify tells them (`IN_OPEN`): how the tests
-/// see what the watcher's looks cost without timing them.
-#[cfg(target_os = "linux")]
-struct Opens {
-    fd: std::os::fd::OwnedFd,
-}
-
-#[cfg(target_os = "linux")]
-impl Opens {
-    fn watch(dir: &Path) -> Opens {
-        use std::os::fd::FromRawFd;
-        use std::os::unix::ffi::OsStrExt;
-        // SAFETY: plain system calls; the descriptor is owned from here on.
-        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        assert!(
-            fd >= 0,
-            "inotify_init1: {}",
-            std::io::Error::last_os_error()
-        );
-        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
-        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
-        let wd = unsafe {
-            libc::inotify_add_watch(
-                std::os::fd::AsRawFd::as_raw_fd(&fd),
-                path.as_ptr(),
-                libc::IN_OPEN,
-            )
-        };
-        assert!(
-            wd >= 0,
-            "inotify_add_watch: {}",
-            std::io::Error::last_os_error()
-        );
-        Opens { fd }
-    }
-
-    /// The names of the files opened since the last call, once each; `<overflow>` when more
-    /// were opened than inotify could queue. The folder's own opens (no name) are left out.
-    fn take(&self) -> BTreeSet<String> {
-        const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
-        let mut names = BTreeSet::new();
-        let mut buffer = vec![0u8; 64 * 1024];
-        loop {
-            // SAFETY: the buffer is valid for its length.
-            let read = unsafe {
-                libc::read(
-                    std::os::fd::AsRawFd::as_raw_fd(&self.fd),
-                    buffer.as_mut_ptr().cast(),
-                    buffer.len(),
-                )
-            };
-            let Ok(read) = usize::try_from(read) else {
-                return names;
-            };
-            let mut at = 0;
-            while at + HEADER <= read {
-                // SAFETY: a whole header lies at `at`, perhaps unaligned.
-                let event: libc::inotify_event =
-                    unsafe { std::ptr::read_unaligned(buffer.as_ptr().add(at).cast()) };
-                let end = at + HEADER + event.len as usize;
-                let name = buffer[at + HEADER..end].split(|&b| b == 0).next().unwrap();
-                if event.mask & libc::IN_Q_OVERFLOW != 0 {
-                    names.insert("<overflow>".to_owned());
-                } else if !name.is_empty() {
-                    names.insert(String::from_utf8_lossy(name).into_owned());
-                }
-                at = end;
-            }
-        }
-    }
 }
 
 /// A folder of `count` empty files, `f00000` on.

@@ -3,9 +3,12 @@
 //! revision as validators.
 
 pub mod cluster;
+pub mod files;
 #[cfg(unix)]
 pub mod group;
 pub mod http;
+#[cfg(target_os = "linux")]
+pub mod inotify;
 pub mod memory;
 pub mod oauth;
 pub mod peer;

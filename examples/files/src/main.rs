@@ -203,6 +203,11 @@ fn walk_blocking(
         let Some(next) = pending.pop() else {
             return Ok(listing);
         };
+        // Checked before each folder too: a folder of empty folders has no entries to check
+        // at, and each costs an open and a listing.
+        if ctx.is_cancelled() {
+            return Err(ToolError::new("the call was cancelled"));
+        }
         match next.open_dir().and_then(|folder| folder.entries()) {
             Ok(entries) => collect_entries(entries, &mut children, &mut listing),
             Err(error) => listing.skip(error),
