@@ -187,13 +187,6 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
     let target = m.get_one::<String>("target").map_or(".", String::as_str);
     let server_env = key_values(m, "env")?;
     let headers = headers(m)?;
-    // A JSON object holds each key once, and a client reading one written twice keeps one of
-    // them without a word: refuse, rather than guess which the user meant.
-    refuse_repeated("--env", server_env.iter().map(|(k, _)| k.clone()))?;
-    refuse_repeated(
-        "--header",
-        headers.iter().map(|(k, _)| k.to_ascii_lowercase()),
-    )?;
     let extra_args: Vec<String> = m
         .get_many::<String>("args")
         .into_iter()
@@ -304,19 +297,6 @@ pub(crate) async fn run(m: &ArgMatches) -> Outcome {
         );
     }
     eprintln!("cargo mcp: restart {} to load it", app.title());
-    Ok(())
-}
-
-/// Fails when a name comes twice (HTTP header names are compared without case).
-fn refuse_repeated(option: &str, keys: impl Iterator<Item = String>) -> Result<(), Failure> {
-    let mut seen = std::collections::HashSet::new();
-    for key in keys {
-        if !seen.insert(key.clone()) {
-            return Err(Failure::Failed(format!(
-                "{option} `{key}` is given twice: give it once, with the value you mean"
-            )));
-        }
-    }
     Ok(())
 }
 

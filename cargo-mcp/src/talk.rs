@@ -67,9 +67,10 @@ pub(crate) fn command_words(target: &str) -> Result<(&str, Vec<&str>), Failure> 
     Ok((program, words.collect()))
 }
 
-/// `--header "Name: value"` options.
+/// `--header "Name: value"` options, each name once (compared without case, as in HTTP).
 pub(crate) fn headers(m: &ArgMatches) -> Result<Vec<(String, String)>, Failure> {
-    m.get_many::<String>("header")
+    let headers = m
+        .get_many::<String>("header")
         .into_iter()
         .flatten()
         .map(|h| {
@@ -85,12 +86,18 @@ pub(crate) fn headers(m: &ArgMatches) -> Result<Vec<(String, String)>, Failure> 
                     )
                 })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    refuse_repeated(
+        "--header",
+        headers.iter().map(|(k, _)| k.to_ascii_lowercase()),
+    )?;
+    Ok(headers)
 }
 
-/// `KEY=VALUE` options.
+/// `KEY=VALUE` options, each key once.
 pub(crate) fn key_values(m: &ArgMatches, id: &str) -> Result<Vec<(String, String)>, Failure> {
-    m.get_many::<String>(id)
+    let pairs = m
+        .get_many::<String>(id)
         .into_iter()
         .flatten()
         .map(|pair| {
@@ -104,7 +111,26 @@ pub(crate) fn key_values(m: &ArgMatches, id: &str) -> Result<Vec<(String, String
                     ))
                 })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    refuse_repeated(&format!("--{id}"), pairs.iter().map(|(k, _)| k.clone()))?;
+    Ok(pairs)
+}
+
+/// Fails when a name comes twice.
+///
+/// Only one value of a name can take effect: a process environment and a JSON object (an
+/// `install` entry) hold each name once, and a server that gets a header twice reads either
+/// one. Which one wins is not the user's choice, and is never reported: refuse instead.
+fn refuse_repeated(option: &str, keys: impl Iterator<Item = String>) -> Result<(), Failure> {
+    let mut seen = std::collections::HashSet::new();
+    for key in keys {
+        if !seen.insert(key.clone()) {
+            return Err(Failure::Failed(format!(
+                "{option} `{key}` is given twice: give it once, with the value you mean"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn json_flag(m: &ArgMatches) -> bool {

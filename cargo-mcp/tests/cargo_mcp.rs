@@ -515,47 +515,74 @@ fn lint_passes_clean_servers_and_fails_on_schemas_a_client_refuses() {
     );
 }
 
-/// Installs into a temporary HOME, the way a user does.
+/// A temporary HOME for `cargo mcp install`, a folder of each test's own; the command runs
+/// in it, or in the folder `in_folder` names.
 struct Home {
     dir: Workdir,
+    cwd: PathBuf,
 }
 
 impl Home {
-    fn new() -> Home {
-        Home {
-            dir: Workdir::new("home"),
-        }
+    fn new(name: &str) -> Home {
+        let dir = Workdir::new(name);
+        let cwd = dir.0.clone();
+        Home { dir, cwd }
     }
 
-    fn install(&self, args: &[&str]) -> Run {
+    /// Runs the command in `folder` (created) instead: a project inside the HOME.
+    fn in_folder(mut self, folder: &str) -> Home {
+        self.cwd = self.path(folder);
+        std::fs::create_dir_all(&self.cwd).unwrap();
+        self
+    }
+
+    fn path(&self, rest: &str) -> PathBuf {
+        self.dir.path(rest)
+    }
+
+    /// The command `cargo mcp install ARGS…` runs as, not yet started.
+    fn command(&self, args: &[&str]) -> Command {
         let home = self.dir.0.to_str().unwrap().to_owned();
-        let mut all = vec!["install"];
-        all.extend_from_slice(args);
         let env = [
             ("HOME", home.as_str()),
             ("XDG_CONFIG_HOME", ""),
             ("APPDATA", ""),
         ];
-        cargo_mcp(&self.dir.path("project"), &all, &env)
+        let mut command = base_command(&self.cwd, &env);
+        command.arg("install").args(args).stdin(Stdio::null());
+        command
+    }
+
+    fn install(&self, args: &[&str]) -> Run {
+        finish(self.command(args), args)
+    }
+
+    /// The names in the folder, sorted.
+    fn names(&self, folder: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(folder))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
     }
 
     fn read(&self, file: &str) -> Value {
         let text =
-            std::fs::read_to_string(self.dir.path(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+            std::fs::read_to_string(self.path(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         serde_json::from_str(&text).unwrap()
     }
 }
 
 #[test]
 fn install_writes_each_clients_file_merging_with_a_backup() {
-    let home = Home::new();
-    std::fs::create_dir_all(home.dir.path("project")).unwrap();
+    let home = Home::new("home").in_folder("project");
     let quickstart = workspace_binary("quickstart");
     let server = quickstart.to_str().unwrap();
 
     // Claude Code, whose file holds much else: only the one entry changes.
     let before = r#"{"numStartups": 3, "mcpServers": {"other": {"command": "other-server"}, "quickstart": {"command": "old"}}, "theme": "dark"}"#;
-    std::fs::write(home.dir.path(".claude.json"), before).unwrap();
+    std::fs::write(home.path(".claude.json"), before).unwrap();
     let run = home.install(&[
         "claude-code",
         server,
@@ -575,17 +602,17 @@ fn install_writes_each_clients_file_merging_with_a_backup() {
         json!({"type": "stdio", "command": server, "args": ["--verbose"], "env": {"LEVEL": "debug"}})
     );
     assert_eq!(
-        std::fs::read_to_string(home.dir.path(".claude.json.bak")).unwrap(),
+        std::fs::read_to_string(home.path(".claude.json.bak")).unwrap(),
         before
     );
-    let text = std::fs::read_to_string(home.dir.path(".claude.json")).unwrap();
+    let text = std::fs::read_to_string(home.path(".claude.json")).unwrap();
     assert!(
         text.find("numStartups") < text.find("theme"),
         "key order kept:\n{text}"
     );
     // Again: a second backup beside the first.
     assert_eq!(home.install(&["claude-code", server]).code, 0);
-    assert!(home.dir.path(".claude.json.bak.2").is_file());
+    assert!(home.path(".claude.json.bak.2").is_file());
 
     // Every client's documented place, and its shape.
     let cases: [(&str, &str, &str, Value); 4] = [
@@ -659,7 +686,7 @@ fn install_writes_each_clients_file_merging_with_a_backup() {
     // --dry-run writes nothing and shows the file.
     let dry = home.install(&["claude-code", server, "--project", "--dry-run"]);
     assert_eq!(dry.code, 0, "{dry:#?}");
-    assert!(!home.dir.path("project/.mcp.json").exists());
+    assert!(!home.path("project/.mcp.json").exists());
     let shown: Value = serde_json::from_str(&dry.stdout).unwrap();
     assert_eq!(shown["mcpServers"]["quickstart"]["command"], server);
     // --project writes the project's file.
@@ -671,7 +698,7 @@ fn install_writes_each_clients_file_merging_with_a_backup() {
 
     // A file that is not plain JSON is left alone, and the error says what to do.
     let backups = |file: &str| {
-        std::fs::read_dir(home.dir.path(file).parent().unwrap())
+        std::fs::read_dir(home.path(file).parent().unwrap())
             .unwrap()
             .filter(|e| {
                 e.as_ref()
@@ -684,12 +711,12 @@ fn install_writes_each_clients_file_merging_with_a_backup() {
     };
     let before = backups(".cursor/mcp.json");
     let commented = "{ // mine\n  \"mcpServers\": {}\n}\n";
-    std::fs::write(home.dir.path(".cursor/mcp.json"), commented).unwrap();
+    std::fs::write(home.path(".cursor/mcp.json"), commented).unwrap();
     let run = home.install(&["cursor", server]);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
     assert_eq!(
-        std::fs::read_to_string(home.dir.path(".cursor/mcp.json")).unwrap(),
+        std::fs::read_to_string(home.path(".cursor/mcp.json")).unwrap(),
         commented
     );
     assert_eq!(
@@ -706,7 +733,7 @@ fn install_writes_each_clients_file_merging_with_a_backup() {
             "cursor",
             "target/debug/quickstart",
             "--config",
-            home.dir.path("relative.json").to_str().unwrap(),
+            home.path("relative.json").to_str().unwrap(),
         ],
         &[],
     );
@@ -866,64 +893,109 @@ fn dev_starts_the_inspector_on_the_server_and_stops_both() {
 // concurrent runs, and the user's own fields of an entry. Each test writes with `--config`
 // into a folder of its own, with HOME pointing there too.
 
-/// A folder for one install test, with HOME pointing into it.
-struct Scratch {
-    dir: Workdir,
+fn finish(command: Command, args: &[&str]) -> Run {
+    try_finish(command, args).expect("run cargo-mcp")
 }
 
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        Scratch {
-            dir: Workdir::new(name),
-        }
-    }
-
-    fn path(&self, rest: &str) -> PathBuf {
-        self.dir.path(rest)
-    }
-
-    /// The command `cargo mcp install CLIENT … --config FILE` runs as, not yet started.
-    fn command(&self, args: &[&str]) -> Command {
-        let home = self.dir.0.to_str().unwrap().to_owned();
-        let env = [
-            ("HOME", home.as_str()),
-            ("XDG_CONFIG_HOME", ""),
-            ("APPDATA", ""),
-        ];
-        let mut command = base_command(&self.dir.0, &env);
-        command.arg("install").args(args).stdin(Stdio::null());
-        command
-    }
-
-    fn install(&self, args: &[&str]) -> Run {
-        finish(self.command(args), args)
-    }
-
-    /// The names in the folder, sorted.
-    fn names(&self, folder: &str) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(self.path(folder))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn read(&self, file: &str) -> Value {
-        let text = std::fs::read_to_string(self.path(file)).unwrap();
-        serde_json::from_str(&text).unwrap()
-    }
-}
-
-fn finish(mut command: Command, args: &[&str]) -> Run {
-    let output = command.output().expect("run cargo-mcp");
+/// The run, or why it could not start (a `pre_exec` step that failed).
+fn try_finish(mut command: Command, args: &[&str]) -> std::io::Result<Run> {
+    let output = command.output()?;
     let run = Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     };
     eprintln!("$ cargo mcp install {}\n{run:#?}", args.join(" "));
-    run
+    Ok(run)
+}
+
+/// The files an install left in the folder besides the configuration and its lock file.
+fn left_behind(home: &Home, config: &str) -> Vec<String> {
+    let lock = format!("{config}.cargo-mcp.lock");
+    home.names(".")
+        .into_iter()
+        .filter(|n| *n != config && *n != lock)
+        .collect()
+}
+
+/// Writes past `bytes` fail in the child, as on a full disk, part of the way through.
+fn limit_file_size(command: &mut Command, bytes: libc::rlim_t) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions. An ignored SIGXFSZ stays ignored across exec, so that a
+    // write past the limit fails with EFBIG instead of killing the process.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Every rename in the child fails with EPERM, as the kernel refuses to replace an
+/// append-only or immutable file or a mount point, for root too. A seccomp filter does it
+/// without either, which a test cannot count on being allowed to make.
+#[cfg(target_os = "linux")]
+fn deny_renames(command: &mut Command) {
+    let mut calls = vec![libc::SYS_renameat, libc::SYS_renameat2];
+    #[cfg(target_arch = "x86_64")]
+    calls.push(libc::SYS_rename);
+    let n = calls.len();
+    // SAFETY: BPF_STMT and BPF_JUMP only build structs.
+    let filter: Vec<libc::sock_filter> = unsafe {
+        // The system call's number is the first word of `struct seccomp_data`.
+        let mut filter = vec![libc::BPF_STMT(
+            (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            0,
+        )];
+        for (i, call) in calls.iter().enumerate() {
+            // On a match, jump over the rest of the comparisons and the `allow`.
+            let to_deny = (n - i) as u8;
+            filter.push(libc::BPF_JUMP(
+                (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+                *call as u32,
+                to_deny,
+                0,
+            ));
+        }
+        filter.push(libc::BPF_STMT(
+            (libc::BPF_RET | libc::BPF_K) as u16,
+            libc::SECCOMP_RET_ALLOW,
+        ));
+        filter.push(libc::BPF_STMT(
+            (libc::BPF_RET | libc::BPF_K) as u16,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        ));
+        filter
+    };
+    // SAFETY: the closure runs in the child between fork and exec, allocates nothing and
+    // makes only system calls; `filter` outlives the call that copies it into the kernel.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(move || {
+            let program = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &program as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 fn mode(path: &Path) -> u32 {
@@ -933,7 +1005,7 @@ fn mode(path: &Path) -> u32 {
 
 #[test]
 fn install_writes_through_a_linked_config_and_keeps_the_link() {
-    let s = Scratch::new("install-link");
+    let s = Home::new("install-link");
     std::fs::create_dir_all(s.path("dotfiles")).unwrap();
     std::fs::write(
         s.path("dotfiles/mcp.json"),
@@ -952,7 +1024,7 @@ fn install_writes_through_a_linked_config_and_keeps_the_link() {
 
 #[test]
 fn install_refuses_a_link_to_nothing() {
-    let s = Scratch::new("install-dangling");
+    let s = Home::new("install-dangling");
     std::os::unix::fs::symlink(s.path("nowhere/x.json"), s.path("dangling.json")).unwrap();
     let run = s.install(&["cursor", "srv", "--config", "dangling.json"]);
     assert_eq!(run.code, 1, "{run:#?}");
@@ -966,7 +1038,7 @@ fn install_refuses_a_link_to_nothing() {
 #[test]
 fn install_refuses_a_read_only_config() {
     use std::os::unix::fs::PermissionsExt;
-    let s = Scratch::new("install-read-only");
+    let s = Home::new("install-read-only");
     let before = r#"{"mcpServers": {}}"#;
     std::fs::write(s.path("c.json"), before).unwrap();
     std::fs::set_permissions(s.path("c.json"), std::fs::Permissions::from_mode(0o444)).unwrap();
@@ -990,7 +1062,7 @@ fn install_as_root_keeps_the_owner_of_a_users_config() {
         eprintln!("skipped: only root (sudo) can make a file that belongs to someone else");
         return;
     }
-    let s = Scratch::new("install-owner");
+    let s = Home::new("install-owner");
     std::fs::write(s.path("c.json"), r#"{"mcpServers": {}}"#).unwrap();
     std::os::unix::fs::chown(s.path("c.json"), Some(65534), Some(65534)).unwrap();
     let run = s.install(&["cursor", "srv", "--config", "c.json"]);
@@ -1005,7 +1077,7 @@ fn install_as_root_keeps_the_owner_of_a_users_config() {
 #[test]
 fn install_creates_a_new_config_readable_by_its_owner_only() {
     use std::os::unix::fs::PermissionsExt;
-    let s = Scratch::new("install-private");
+    let s = Home::new("install-private");
     let run = s.install(&[
         "cursor",
         "srv",
@@ -1034,7 +1106,7 @@ fn links_planted_at_guessable_temporary_names_are_not_followed() {
         .trim()
         .parse()
         .unwrap();
-    let s = Scratch::new("install-planted");
+    let s = Home::new("install-planted");
     std::fs::write(s.path("victim.txt"), "precious\n").unwrap();
     std::fs::write(s.path("c.json"), r#"{"mcpServers": {}}"#).unwrap();
     for pid in last + 1..last + 2000 {
@@ -1057,7 +1129,7 @@ fn links_planted_at_guessable_temporary_names_are_not_followed() {
 
 #[test]
 fn a_write_that_fails_leaves_no_file_behind() {
-    let s = Scratch::new("install-full");
+    let s = Home::new("install-full");
     // A file too big to write again under the size limit set below: the write fails the
     // way it fails on a full disk, part of the way through.
     let before =
@@ -1072,38 +1144,107 @@ fn a_write_that_fails_leaves_no_file_behind() {
         "c.json",
     ];
     let mut command = s.command(&args);
-    // SAFETY: the closure runs in the child between fork and exec and calls only
-    // async-signal-safe functions. An ignored SIGXFSZ stays ignored across exec, so that a
-    // write past the limit fails with EFBIG instead of killing the process.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        command.pre_exec(|| {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit {
-                rlim_cur: 100_000,
-                rlim_max: 100_000,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    limit_file_size(&mut command, 100_000);
     let run = finish(command, &args);
     assert_eq!(run.code, 1, "{run:#?}");
     assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
     assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
-    let left: Vec<String> = s
-        .names(".")
-        .into_iter()
-        .filter(|n| n != "c.json" && n != "c.json.cargo-mcp.lock")
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_eq!(left_behind(&s, "c.json"), Vec::<String>::new());
+}
+
+#[test]
+fn a_backup_that_fails_leaves_no_file_behind() {
+    let s = Home::new("install-backup-fails");
+    // White space past the size limit set below, which the merged file, written without
+    // it, stays under: the new file is written, and the backup fails part of the way.
+    let before = format!("{{\"mcpServers\": {{}}}}{}", " ".repeat(200_000));
+    std::fs::write(s.path("c.json"), &before).unwrap();
+    let args = ["cursor", "srv", "--config", "c.json"];
+    let mut command = s.command(&args);
+    limit_file_size(&mut command, 100_000);
+    let run = finish(command, &args);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("cannot back up"), "{run:#?}");
+    assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
+    assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
+    assert_eq!(left_behind(&s, "c.json"), Vec::<String>::new());
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_rename_that_fails_leaves_no_file_behind() {
+    let s = Home::new("install-rename-fails");
+    let before = r#"{"mcpServers": {}}"#;
+    std::fs::write(s.path("c.json"), before).unwrap();
+    let args = ["cursor", "srv", "--config", "c.json"];
+    let mut command = s.command(&args);
+    deny_renames(&mut command);
+    let run = match try_finish(command, &args) {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("skipped: this system does not let a process filter its own calls: {e}");
+            return;
+        }
+    };
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("cannot replace"), "{run:#?}");
+    assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
+    assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
+    // The backup was made before the rename: it goes too.
+    assert_eq!(left_behind(&s, "c.json"), Vec::<String>::new());
+}
+
+#[test]
+fn install_refuses_a_config_its_user_may_not_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Home::new("install-not-writable");
+    let before = r#"{"mcpServers": {}}"#;
+    std::fs::write(s.path("c.json"), before).unwrap();
+    // Writable by its group, so not read-only by its mode; not by its owner, who runs the
+    // install. The folder is the owner's: the rename that replaces the file would succeed.
+    std::fs::set_permissions(s.path("c.json"), std::fs::Permissions::from_mode(0o464)).unwrap();
+    let args = ["cursor", "srv", "--config", "c.json"];
+    let mut command = s.command(&args);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        // Root may write any file: the owner who runs the install is `nobody` instead.
+        const NOBODY: u32 = 65534;
+        for path in [s.dir.0.clone(), s.path("c.json")] {
+            std::os::unix::fs::chown(path, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // async-signal-safe functions.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            command.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(NOBODY) != 0
+                    || libc::setuid(NOBODY) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let run = match try_finish(command, &args) {
+        Ok(run) => run,
+        Err(e) => {
+            eprintln!("skipped: cannot run cargo mcp as another user: {e}");
+            return;
+        }
+    };
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(run.stderr.contains("not writable by you"), "{run:#?}");
+    assert!(run.stderr.contains("nothing was changed"), "{run:#?}");
+    assert_eq!(std::fs::read_to_string(s.path("c.json")).unwrap(), before);
+    assert_eq!(mode(&s.path("c.json")), 0o464);
+    assert_eq!(left_behind(&s, "c.json"), Vec::<String>::new());
 }
 
 #[test]
 fn concurrent_installs_into_one_file_keep_every_entry_and_every_backup() {
-    let s = Scratch::new("install-concurrent");
+    let s = Home::new("install-concurrent");
     std::fs::write(s.path("c.json"), r#"{"mcpServers": {}}"#).unwrap();
     let names: Vec<String> = (1..=8).map(|i| format!("s{i}")).collect();
     let runs: Vec<Run> = std::thread::scope(|scope| {
@@ -1137,7 +1278,7 @@ fn concurrent_installs_into_one_file_keep_every_entry_and_every_backup() {
 
 #[test]
 fn a_link_at_the_backup_name_is_not_written_through() {
-    let s = Scratch::new("install-backup-link");
+    let s = Home::new("install-backup-link");
     std::fs::write(s.path("c.json"), r#"{"mine": 1}"#).unwrap();
     std::os::unix::fs::symlink(s.path("elsewhere.txt"), s.path("c.json.bak")).unwrap();
     let run = s.install(&["cursor", "srv", "--config", "c.json"]);
@@ -1148,7 +1289,7 @@ fn a_link_at_the_backup_name_is_not_written_through() {
 
 #[test]
 fn reinstalling_keeps_the_users_own_fields_of_the_entry() {
-    let s = Scratch::new("install-keep-fields");
+    let s = Home::new("install-keep-fields");
     let before = json!({"mcpServers": {"srv": {
         "command": "old", "args": ["--old"], "env": {"TOKEN": "user-set"},
         "trust": true, "timeout": 30000, "includeTools": ["a"]
@@ -1179,7 +1320,7 @@ fn reinstalling_keeps_the_users_own_fields_of_the_entry() {
 
 #[test]
 fn a_url_entry_keeps_its_headers_for_its_own_server_only() {
-    let s = Scratch::new("install-headers-origin");
+    let s = Home::new("install-headers-origin");
     let before = json!({"mcpServers": {"srv": {
         "type": "http", "url": "https://one.example.com/mcp",
         "headers": {"Authorization": "Bearer for-one"}
@@ -1204,7 +1345,7 @@ fn a_url_entry_keeps_its_headers_for_its_own_server_only() {
 
 #[test]
 fn moving_an_entry_to_a_url_drops_what_only_a_command_uses() {
-    let s = Scratch::new("install-to-url");
+    let s = Home::new("install-to-url");
     let before = json!({"mcpServers": {"srv": {
         "type": "stdio", "command": "old", "args": ["--old"], "env": {"TOKEN": "t"},
         "timeout": 30000
@@ -1229,7 +1370,7 @@ fn moving_an_entry_to_a_url_drops_what_only_a_command_uses() {
 
 #[test]
 fn install_refuses_a_variable_or_header_given_twice() {
-    let s = Scratch::new("install-twice");
+    let s = Home::new("install-twice");
     let run = s.install(&[
         "cursor", "srv", "-e", "K=1", "-e", "K=2", "--config", "c.json",
     ]);
@@ -1251,8 +1392,49 @@ fn install_refuses_a_variable_or_header_given_twice() {
 }
 
 #[test]
+fn every_subcommand_refuses_a_variable_or_header_given_twice() {
+    let work = Workdir::new("twice");
+    // Nothing answers at either target: the repeat is refused before any connection.
+    let command = "no-such-server";
+    let url = "http://127.0.0.1:9/mcp";
+    let words = |subcommand: &'static str, target: &'static str| -> Vec<&'static str> {
+        match subcommand {
+            "call" => vec![subcommand, target, "add"],
+            "read" => vec![subcommand, target, "test://x"],
+            "prompt" => vec![subcommand, target, "greet"],
+            "install" => vec![subcommand, "cursor", target, "--config", "c.json"],
+            _ => vec![subcommand, target],
+        }
+    };
+    let home = work.0.to_str().unwrap();
+    for subcommand in ["list", "call", "read", "prompt", "lint", "install"] {
+        let mut args = words(subcommand, command);
+        args.extend(["-e", "K=1", "-e", "K=2"]);
+        let run = cargo_mcp(&work.0, &args, &[("HOME", home)]);
+        assert_eq!(run.code, 1, "{run:#?}");
+        assert!(
+            run.stderr
+                .contains("error: --env `K` is given twice: give it once, with the value you mean"),
+            "{run:#?}"
+        );
+        let mut args = words(subcommand, url);
+        args.extend(["-H", "Authorization: Bearer a", "-H", "authorization: b"]);
+        let run = cargo_mcp(&work.0, &args, &[("HOME", home)]);
+        assert_eq!(run.code, 1, "{run:#?}");
+        assert!(
+            run.stderr.contains(
+                "error: --header `authorization` is given twice: give it once, with the value \
+                 you mean"
+            ),
+            "{run:#?}"
+        );
+    }
+    assert!(!work.path("c.json").exists());
+}
+
+#[test]
 fn install_names_a_url_entry_after_its_host() {
-    let s = Scratch::new("install-url-names");
+    let s = Home::new("install-url-names");
     for (url, name) in [
         ("http://[::1]:8000/mcp", "::1"),
         ("https://user:pw@example.com/mcp", "example.com"),
@@ -1271,7 +1453,7 @@ fn install_names_a_url_entry_after_its_host() {
 
 #[test]
 fn install_refuses_an_empty_name_or_one_with_control_characters() {
-    let s = Scratch::new("install-bad-names");
+    let s = Home::new("install-bad-names");
     for name in ["", "new\nline", "tab\there", " srv "] {
         let run = s.install(&["cursor", "srv", "--name", name, "--config", "c.json"]);
         assert_eq!(run.code, 1, "{name:?}: {run:#?}");
@@ -1282,7 +1464,7 @@ fn install_refuses_an_empty_name_or_one_with_control_characters() {
 
 #[test]
 fn malformed_variables_and_headers_are_not_echoed() {
-    let s = Scratch::new("install-secrets");
+    let s = Home::new("install-secrets");
     let secret = "sk-live-0123456789";
     let header = format!("Bearer {secret}");
     for args in [
