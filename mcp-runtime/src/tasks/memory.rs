@@ -1,6 +1,6 @@
 //! [`InMemoryTaskStore`]: tasks in this process's memory.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -36,15 +36,68 @@ pub struct InMemoryTaskStore {
 }
 
 /// The tasks, each with what wakes its own waiters (one change wakes the waiters of that
-/// task, not of every task), and when expired ones were last dropped.
+/// task, not of every task), with each owner's totals and the order their tasks expire in
+/// kept as they change: a change costs O(log n), never a look at every task.
 #[derive(Default)]
 struct Tasks {
-    /// Each task, what wakes its waiters, the bytes it takes as JSON, and the order of its
-    /// last change (tasks of one millisecond are told apart by it).
-    live: HashMap<String, (StoredTask, Arc<Notify>, usize, u64)>,
-    swept_ms: u64,
+    live: HashMap<String, Entry>,
+    /// Each owner's totals, for every owner with a task here.
+    owners: HashMap<Option<String>, Totals>,
+    /// The tasks with a time to live, by when they expire.
+    expiries: BTreeSet<(u64, String)>,
     /// The order of the latest change.
     changes: u64,
+    bounds: Bounds,
+    /// What keeping the bounds and dropping expired tasks did, for tests to count.
+    #[cfg(test)]
+    counts: Counts,
+}
+
+#[cfg(test)]
+#[derive(Default, Debug)]
+struct Counts {
+    /// The tasks looked at.
+    looked_at: u64,
+    /// The finished tasks forgotten past a bound.
+    forgotten: u64,
+    /// The expired tasks dropped.
+    dropped: u64,
+}
+
+/// One task, and what the store keeps beside it.
+struct Entry {
+    task: StoredTask,
+    /// Wakes the task's waiters.
+    changed: Arc<Notify>,
+    /// The bytes the task takes as JSON.
+    bytes: usize,
+    /// The order of its last change (tasks of one millisecond are told apart by it).
+    order: u64,
+}
+
+/// What one owner's tasks hold.
+#[derive(Default, Debug, PartialEq)]
+struct Totals {
+    count: usize,
+    bytes: usize,
+    /// The finished tasks, by the order of their last change: the first is the one to
+    /// forget first. A finished task never changes again, so its place stays.
+    finished: BTreeMap<u64, String>,
+}
+
+/// How much one owner's tasks may hold before its finished ones are forgotten.
+struct Bounds {
+    tasks: usize,
+    bytes: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            tasks: MAX_TASKS_PER_OWNER,
+            bytes: MAX_BYTES_PER_OWNER,
+        }
+    }
 }
 
 /// The most tasks one owner's tasks may be, and the most bytes, before its finished ones
@@ -57,40 +110,125 @@ fn bytes_of(task: &StoredTask) -> usize {
     serde_json::to_vec(task).map_or(0, |json| json.len())
 }
 
+/// When the task expires, if it does: neither its creation nor its time to live changes.
+fn expiry_of(task: &StoredTask) -> Option<u64> {
+    task.ttl_ms
+        .map(|ttl| task.created_at_ms.saturating_add(ttl))
+}
+
 impl Tasks {
+    /// Keeps `task` under its id, in place of any task of that id, counted in its owner's
+    /// totals.
+    fn insert(&mut self, task: StoredTask) {
+        let id = task.task_id.clone();
+        self.remove(&id);
+        self.changes += 1;
+        let entry = Entry {
+            bytes: bytes_of(&task),
+            order: self.changes,
+            changed: Arc::new(Notify::new()),
+            task,
+        };
+        let totals = self.owners.entry(entry.task.owner.clone()).or_default();
+        totals.count += 1;
+        totals.bytes += entry.bytes;
+        if entry.task.status.is_final() {
+            totals.finished.insert(entry.order, id.clone());
+        }
+        if let Some(expiry) = expiry_of(&entry.task) {
+            self.expiries.insert((expiry, id.clone()));
+        }
+        self.live.insert(id, entry);
+    }
+
+    /// Forgets a task, and takes it out of its owner's totals.
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let entry = self.live.remove(id)?;
+        if let Some(expiry) = expiry_of(&entry.task) {
+            self.expiries.remove(&(expiry, id.to_owned()));
+        }
+        if let Some(totals) = self.owners.get_mut(&entry.task.owner) {
+            totals.count -= 1;
+            totals.bytes -= entry.bytes;
+            totals.finished.remove(&entry.order);
+            if totals.count == 0 {
+                self.owners.remove(&entry.task.owner);
+            }
+        }
+        Some(entry)
+    }
+
+    /// Applies a change to a live task and returns the task after it, and what wakes its
+    /// waiters when it changed.
+    fn update(
+        &mut self,
+        id: &str,
+        change: TaskChange,
+        now: u64,
+    ) -> Option<(StoredTask, Option<Arc<Notify>>)> {
+        let entry = self.live.get_mut(id).filter(|e| !e.task.expired(now))?;
+        if !entry.task.apply(change) {
+            return Some((entry.task.clone(), None));
+        }
+        self.changes += 1;
+        let bytes = bytes_of(&entry.task);
+        let totals = self
+            .owners
+            .get_mut(&entry.task.owner)
+            .expect("every live task's owner has totals");
+        totals.bytes = totals.bytes - entry.bytes + bytes;
+        entry.bytes = bytes;
+        entry.order = self.changes;
+        // `apply` changes nothing of a finished task: this one has just finished.
+        if entry.task.status.is_final() {
+            totals.finished.insert(entry.order, id.to_owned());
+        }
+        let (task, changed) = (entry.task.clone(), Arc::clone(&entry.changed));
+        // A result may have made its owner's tasks larger than they may be.
+        self.make_room(&task.owner, id);
+        Some((task, Some(changed)))
+    }
+
     /// Forgets `owner`'s oldest finished tasks (never `keep`) while its tasks are over
     /// either bound.
-    fn make_room(&mut self, owner: Option<&str>, keep: &str) {
+    fn make_room(&mut self, owner: &Option<String>, keep: &str) {
         loop {
-            let (count, bytes) = self
-                .live
-                .values()
-                .filter(|(task, _, _, _)| task.owner.as_deref() == owner)
-                .fold((0, 0), |(count, bytes), (_, _, size, _)| {
-                    (count + 1, bytes + size)
-                });
-            if count <= MAX_TASKS_PER_OWNER && bytes <= MAX_BYTES_PER_OWNER {
+            let Some(totals) = self.owners.get(owner) else {
+                return;
+            };
+            if totals.count <= self.bounds.tasks && totals.bytes <= self.bounds.bytes {
                 return;
             }
-            let oldest = self
-                .live
-                .iter()
-                .filter(|(id, (task, _, _, _))| {
-                    task.owner.as_deref() == owner && task.status.is_final() && *id != keep
-                })
-                .min_by_key(|(_, (_, _, _, changed))| *changed)
-                .map(|(id, _)| id.clone());
+            // `keep` is one task: at most one is passed over.
+            let oldest = totals.finished.values().find(|id| *id != keep).cloned();
+            #[cfg(test)]
+            {
+                self.counts.looked_at += 1;
+                self.counts.forgotten += u64::from(oldest.is_some());
+            }
             let Some(oldest) = oldest else { return };
-            if let Some((_, changes, _, _)) = self.live.remove(&oldest) {
+            if let Some(entry) = self.remove(&oldest) {
                 // A waiter on it finds it gone.
-                changes.notify_waiters();
+                entry.changed.notify_waiters();
             }
         }
     }
-}
 
-/// How often expired tasks are dropped: at most once a second, not at every new one.
-const SWEEP_EVERY_MS: u64 = 1_000;
+    /// Drops the tasks expired at `now`, the first to expire first.
+    fn drop_expired(&mut self, now: u64) {
+        while let Some((expiry, id)) = self.expiries.first().cloned() {
+            if expiry > now {
+                return;
+            }
+            #[cfg(test)]
+            {
+                self.counts.looked_at += 1;
+                self.counts.dropped += 1;
+            }
+            self.remove(&id);
+        }
+    }
+}
 
 impl InMemoryTaskStore {
     fn with_tasks<T>(&self, f: impl FnOnce(&mut Tasks) -> T) -> T {
@@ -105,7 +243,7 @@ impl InMemoryTaskStore {
             tasks
                 .live
                 .get(task_id)
-                .map(|(t, _, _, _)| t)
+                .map(|e| &e.task)
                 .filter(|t| !t.expired(now))
                 .cloned()
         })
@@ -118,18 +256,10 @@ impl TaskStore for InMemoryTaskStore {
         self.with_tasks(|tasks| {
             // Expired tasks are dropped as new ones come, so the map stays bounded by what
             // is alive.
-            if now.saturating_sub(tasks.swept_ms) >= SWEEP_EVERY_MS {
-                tasks.live.retain(|_, (t, _, _, _)| !t.expired(now));
-                tasks.swept_ms = now;
-            }
+            tasks.drop_expired(now);
             let (id, owner) = (task.task_id.clone(), task.owner.clone());
-            let bytes = bytes_of(&task);
-            tasks.changes += 1;
-            let order = tasks.changes;
-            tasks
-                .live
-                .insert(id.clone(), (task, Arc::new(Notify::new()), bytes, order));
-            tasks.make_room(owner.as_deref(), &id);
+            tasks.insert(task);
+            tasks.make_room(&owner, &id);
         });
         Box::pin(async { Ok(()) })
     }
@@ -145,29 +275,13 @@ impl TaskStore for InMemoryTaskStore {
         change: TaskChange,
     ) -> TaskStoreFuture<'a, Option<StoredTask>> {
         let now = now_ms();
-        let (task, changed) = self.with_tasks(|tasks| {
-            tasks.changes += 1;
-            let order = tasks.changes;
-            let outcome = match tasks.live.get_mut(task_id) {
-                Some((task, changed, bytes, last)) if !task.expired(now) => {
-                    let applied = task.apply(change);
-                    if applied {
-                        *bytes = bytes_of(task);
-                        *last = order;
-                    }
-                    (Some(task.clone()), applied.then(|| Arc::clone(changed)))
-                }
-                _ => (None, None),
-            };
-            // A result may have made its owner's tasks larger than they may be.
-            if let Some(task) = outcome.0.as_ref().filter(|_| outcome.1.is_some()) {
-                tasks.make_room(task.owner.as_deref(), task_id);
+        let outcome = self.with_tasks(|tasks| tasks.update(task_id, change, now));
+        let task = outcome.map(|(task, changed)| {
+            if let Some(changed) = changed {
+                changed.notify_waiters();
             }
-            outcome
+            task
         });
-        if let Some(changed) = changed {
-            changed.notify_waiters();
-        }
         Box::pin(async move { Ok(task) })
     }
 
@@ -180,7 +294,7 @@ impl TaskStore for InMemoryTaskStore {
         Box::pin(async move {
             let deadline = tokio::time::Instant::now() + timeout;
             let Some(changes) =
-                self.with_tasks(|tasks| tasks.live.get(task_id).map(|(_, n, _, _)| Arc::clone(n)))
+                self.with_tasks(|tasks| tasks.live.get(task_id).map(|e| Arc::clone(&e.changed)))
             else {
                 return;
             };
@@ -209,6 +323,179 @@ mod tests {
 
     fn task(id: &str, ttl: Option<Duration>) -> StoredTask {
         StoredTask::new(id.into(), None, ttl, Duration::from_millis(100))
+    }
+
+    fn owned(id: &str, owner: Option<&str>) -> StoredTask {
+        StoredTask::new(
+            id.into(),
+            owner.map(str::to_owned),
+            None,
+            Duration::from_millis(100),
+        )
+    }
+
+    impl Tasks {
+        /// Each owner's totals, counted again from every task.
+        fn recounted(&self) -> HashMap<Option<String>, Totals> {
+            let mut owners: HashMap<Option<String>, Totals> = HashMap::new();
+            for (id, entry) in &self.live {
+                assert_eq!(entry.bytes, bytes_of(&entry.task), "{id}");
+                let totals = owners.entry(entry.task.owner.clone()).or_default();
+                totals.count += 1;
+                totals.bytes += entry.bytes;
+                if entry.task.status.is_final() {
+                    totals.finished.insert(entry.order, id.clone());
+                }
+            }
+            owners
+        }
+
+        /// The kept totals and expiry order are what counting every task again gives.
+        fn check(&self) {
+            assert_eq!(self.owners, self.recounted());
+            let expiries: BTreeSet<(u64, String)> = self
+                .live
+                .iter()
+                .filter_map(|(id, e)| Some((expiry_of(&e.task)?, id.clone())))
+                .collect();
+            assert_eq!(self.expiries, expiries);
+        }
+    }
+
+    /// xorshift64: the same run every time, without a dependency.
+    struct Dice(u64);
+
+    impl Dice {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    #[tokio::test]
+    async fn owners_totals_stay_what_a_recount_gives_through_every_kind_of_change() {
+        let store = InMemoryTaskStore::default();
+        // Small bounds, so that tasks are often forgotten past each of them.
+        store.with_tasks(|tasks| {
+            tasks.bounds = Bounds {
+                tasks: 12,
+                bytes: 6_000,
+            }
+        });
+        let owners = [None, Some("ada"), Some("bob"), Some("eve")];
+        let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
+        for n in 0..3_000u64 {
+            let id = format!("t{}", dice.below(200));
+            let owner = owners[dice.below(4) as usize];
+            match dice.below(9) {
+                // A new task, or one created again under an id already kept.
+                0..=2 => {
+                    let mut task = owned(&id, owner);
+                    if dice.below(4) == 0 {
+                        // Already expired: the next creation drops it.
+                        task.ttl_ms = Some(1);
+                        task.created_at_ms -= 10;
+                    } else if dice.below(3) == 0 {
+                        task.ttl_ms = Some(3_600_000);
+                    }
+                    store.create(task).await.unwrap();
+                }
+                3 => {
+                    let size = dice.below(3_000) as usize;
+                    let result = json!({"content": [{"type": "text", "text": "r".repeat(size)}]});
+                    store
+                        .update(&id, TaskChange::Complete(result))
+                        .await
+                        .unwrap();
+                }
+                4 => {
+                    store.update(&id, TaskChange::Cancel).await.unwrap();
+                }
+                5 => {
+                    let error = json!({"code": -32603, "message": "x".repeat(100)});
+                    let fail = TaskChange::Fail {
+                        error,
+                        message: "boom".into(),
+                    };
+                    store.update(&id, fail).await.unwrap();
+                }
+                6 => {
+                    let key = format!("k{n}");
+                    let request = json!({"method": "elicitation/create", "params": {"n": n}});
+                    store
+                        .update(&id, TaskChange::Ask { key, request })
+                        .await
+                        .unwrap();
+                }
+                7 => {
+                    let answers = store.with_tasks(|tasks| {
+                        tasks.live.get(&id).map(|e| e.task.input_requests.clone())
+                    });
+                    let answers = answers.unwrap_or_default().into_iter();
+                    let answers = answers
+                        .map(|(k, _)| (k, json!({"action": "accept"})))
+                        .collect();
+                    store
+                        .update(&id, TaskChange::Answer(answers))
+                        .await
+                        .unwrap();
+                }
+                _ => {
+                    let key = store.with_tasks(|tasks| {
+                        tasks
+                            .live
+                            .get(&id)
+                            .and_then(|e| e.task.answers.keys().next().cloned())
+                    });
+                    if let Some(key) = key {
+                        store.update(&id, TaskChange::Take(key)).await.unwrap();
+                    }
+                }
+            }
+            store.with_tasks(|tasks| tasks.check());
+        }
+        let counts = store.with_tasks(|tasks| std::mem::take(&mut tasks.counts));
+        assert!(counts.forgotten > 100 && counts.dropped > 100, "{counts:?}");
+    }
+
+    #[tokio::test]
+    async fn a_change_among_a_hundred_thousand_tasks_looks_at_a_few_of_them() {
+        // Counting each owner's tasks among all of them at every change took some 10^10
+        // steps for 100,000 tasks. Now a change looks only at the tasks it forgets or drops,
+        // and at most one it keeps.
+        let store = InMemoryTaskStore::default();
+        let owners: Vec<String> = (0..50).map(|n| format!("owner-{n}")).collect();
+        let mut changes = 0u64;
+        for n in 0..100_000 {
+            let owner = owners[n % owners.len()].as_str();
+            let id = format!("t{n}");
+            let mut task = owned(&id, Some(owner));
+            // Every owner's seventh task or so (7 is prime to 50) has already expired.
+            if n % 7 == 0 {
+                task.ttl_ms = Some(1);
+                task.created_at_ms -= 10;
+            }
+            store.create(task).await.unwrap();
+            store.update(&id, TaskChange::Cancel).await.unwrap();
+            changes += 2;
+            let looked_at = store.with_tasks(|tasks| tasks.counts.looked_at);
+            assert!(
+                looked_at <= 2 * changes,
+                "{looked_at} tasks looked at for {changes} changes"
+            );
+        }
+        store.with_tasks(|tasks| {
+            tasks.check();
+            // Some 1,700 tasks an owner that do not expire, 1,024 kept (one fewer when the
+            // owner's last had expired).
+            assert_eq!(tasks.owners.len(), owners.len());
+            for totals in tasks.owners.values() {
+                assert!((MAX_TASKS_PER_OWNER - 1..=MAX_TASKS_PER_OWNER).contains(&totals.count));
+            }
+            assert!(tasks.counts.forgotten > 30_000, "{:?}", tasks.counts);
+        });
     }
 
     #[tokio::test]
@@ -261,8 +548,8 @@ mod tests {
             tasks
                 .live
                 .values()
-                .filter(|(t, _, _, _)| t.owner.as_deref() == Some("ada"))
-                .map(|(_, _, b, _)| b)
+                .filter(|e| e.task.owner.as_deref() == Some("ada"))
+                .map(|e| e.bytes)
                 .sum()
         });
         assert!(bytes <= MAX_BYTES_PER_OWNER, "{bytes} bytes of Ada's");
