@@ -988,3 +988,162 @@ async fn a_mounted_name_that_is_not_a_valid_tool_name_is_left_out() {
     assert_eq!(answered.text(), "answered");
     caller.close().await;
 }
+
+#[mcp_runtime::test]
+async fn a_listing_of_more_than_a_million_items_fails_naming_the_bound() {
+    use mcp_runtime::client::MAX_ITEMS;
+    // The bound is checked before any item is read, so the items need not be prompts: a
+    // page of `0`s is two bytes an item.
+    let listing = |items: usize| async move {
+        let client = Client::builder()
+            .era(Era::Handshake)
+            .stdio(hostile("many_items", &[("ITEMS", &items.to_string())]))
+            .await
+            .unwrap();
+        let listing = client.all_prompts().await;
+        client.close().await;
+        listing
+    };
+    match listing(MAX_ITEMS).await {
+        Err(CallError::Protocol(message)) => {
+            assert!(message.contains("is malformed"), "{message}");
+        }
+        other => panic!("a page of {MAX_ITEMS} items is read: {other:?}"),
+    }
+    match listing(MAX_ITEMS + 1).await {
+        Err(CallError::Protocol(message)) => {
+            assert!(message.contains("`prompts/list`"), "{message}");
+            assert!(message.contains("more than 1000000 items"), "{message}");
+        }
+        other => panic!("a page past {MAX_ITEMS} items is refused: {other:?}"),
+    }
+}
+
+/// A client whose sampling handler answers `{"fill": N}` with N bytes of text, counts the
+/// requests `{"probe": true}`, and holds every other request for as long as it lives.
+fn sampling_filler(
+    probes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> mcp_runtime::client::ClientBuilder {
+    Client::builder()
+        .era(Era::Handshake)
+        .on_sampling(move |request| {
+            let probes = probes.clone();
+            async move {
+                if let Some(bytes) = request["fill"].as_u64() {
+                    let text = "x".repeat(usize::try_from(bytes).unwrap());
+                    return Ok(json!({
+                        "role": "assistant",
+                        "content": { "type": "text", "text": text },
+                        "model": "test-model",
+                    }));
+                }
+                if request["probe"] == true {
+                    probes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                std::future::pending().await
+            }
+        })
+}
+
+#[mcp_runtime::test]
+async fn refusals_of_the_servers_requests_past_256_on_their_way_are_dropped() {
+    use mcp_runtime::client::MAX_SERVER_REQUESTS;
+    // The lines a stdio server's input holds waiting (the book's table of bounds), and the
+    // refusals that may wait to be written past them.
+    const QUEUED_LINES: usize = 64;
+    const REFUSALS: usize = 256;
+    const FLOOD: usize = MAX_SERVER_REQUESTS + QUEUED_LINES + REFUSALS + 100;
+    let client = sampling_filler(Default::default())
+        .stdio(hostile(
+            "refusal_flood",
+            &[("FLOOD", &FLOOD.to_string()), ("PAUSE", "2")],
+        ))
+        .await
+        .unwrap();
+    // The server stops reading while its requests come: the answer to the first fills its
+    // input, MAX_SERVER_REQUESTS are held by the handler, and the refusals wait to be
+    // written until it reads again.
+    let flooded = client.call_tool("flood", json!({})).await.unwrap();
+    assert_eq!(flooded.text(), "flooded");
+    let refused = || async {
+        let refused = client.call_tool("refused", json!({})).await.unwrap();
+        refused.text().parse::<usize>().unwrap()
+    };
+    // The refusals still waiting are written once the server reads again, some maybe after
+    // the first `refused` call.
+    eventually(Duration::from_secs(10), || async {
+        let refused = refused().await;
+        (refused >= REFUSALS)
+            .then_some(())
+            .ok_or_else(|| format!("only {refused} requests were refused"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let refused = refused().await;
+    // The refusals that found a waiting line free were written at once: at most as many
+    // as it holds. Without the bound on the others, all of them would be.
+    assert!(
+        (REFUSALS..=QUEUED_LINES + REFUSALS).contains(&refused),
+        "of {FLOOD} requests past the {MAX_SERVER_REQUESTS} answered, {refused} are refused"
+    );
+    client.close().await;
+}
+
+#[mcp_runtime::test]
+async fn answers_a_server_does_not_read_are_given_up_after_the_clients_timeout() {
+    use std::sync::atomic::Ordering;
+    let probes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let client = sampling_filler(probes.clone())
+        .timeout(Duration::from_secs(1))
+        .stdio(hostile("deaf", &[("PINGS", "100"), ("PAUSE", "3")]))
+        .await
+        .unwrap();
+    // The server stops reading, fills its input and the lines waiting to be written, then
+    // sends pings: the answers that cannot be written hold every place for the server's
+    // requests until they are given up.
+    let deaf = client.call_tool("deaf", json!({})).await.unwrap();
+    assert_eq!(deaf.text(), "deaf");
+    // Its request three seconds later finds the places free again.
+    eventually(Duration::from_secs(15), || async {
+        (probes.load(Ordering::SeqCst) == 1)
+            .then_some(())
+            .ok_or_else(|| "the request after the stalled answers was never handled".to_owned())
+    })
+    .await;
+    tokio::time::timeout(Duration::from_secs(20), client.close())
+        .await
+        .expect("closing waits for the server to read its input");
+}
+
+#[mcp_runtime::test]
+async fn a_mounted_change_the_gateway_refuses_leaves_the_version_served_before() {
+    let reshaper = Client::builder()
+        .proxy()
+        .stdio(hostile("reschema", &[]))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(Mount::new("reshaper", reshaper).await.unwrap())
+        .build()
+        .unwrap();
+    let caller = Client::builder()
+        .era(Era::Handshake)
+        .in_process(&gateway)
+        .await
+        .unwrap();
+    // Version 1 of `reshaped` takes a string, not named arguments: it cannot be served.
+    caller.call_tool("reshaper_bump", json!({})).await.unwrap();
+    let tools = wait_for_tool(&caller, "reshaper_marker1").await;
+    let reshaped = tools
+        .iter()
+        .find(|t| t.name == "reshaper_reshaped")
+        .expect("the version served before the refused change is gone");
+    assert_eq!(reshaped.description.as_deref(), Some("version 0"));
+    let answered = caller
+        .call_tool("reshaper_reshaped", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(answered.text(), "answered");
+    caller.close().await;
+}

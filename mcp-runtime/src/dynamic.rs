@@ -134,19 +134,33 @@ impl DynamicTool {
         &self.name
     }
 
-    /// Makes (or finds) the tool's descriptor now: past the bound on the text kept for items
-    /// made at run time, the refusal comes before anything else changes.
-    #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) fn make_descriptor(&self) -> Result<(), CatalogueError> {
-        descriptor(self).map(drop)
+    /// Refuses a name that is not a tool name (the rule
+    /// [`lint_schemas`](crate::testing::lint_schemas) applies): a client must never be handed
+    /// an empty name, a newline or a name of a hundred thousand characters.
+    pub(crate) fn check_name(&self) -> Result<(), CatalogueError> {
+        let errors = crate::testing::tool_name_errors(&self.name);
+        if errors.is_empty() {
+            return Ok(());
+        }
+        Err(self.refusal(format!(
+            "its name is not a tool name: {}",
+            errors.join("; ")
+        )))
     }
 
-    /// Checks the tool against `profile` and makes its catalogue entry.
-    pub(crate) fn build(&self, profile: &SchemaProfile) -> Result<CatalogueTool, CatalogueError> {
-        let refuse = |problem: String| CatalogueError::InvalidDynamicTool {
-            name: self.name.clone(),
+    /// The refusal of the tool, for `problem`.
+    fn refusal(&self, problem: String) -> CatalogueError {
+        CatalogueError::InvalidDynamicTool {
+            name: self.name.chars().take(200).collect(),
             problem,
-        };
+        }
+    }
+
+    /// Checks the tool (its name, and its schema against `profile`) and makes its catalogue
+    /// entry.
+    pub(crate) fn build(&self, profile: &SchemaProfile) -> Result<CatalogueTool, CatalogueError> {
+        self.check_name()?;
+        let refuse = |problem: String| self.refusal(problem);
         if !crate::schema::is_object_schema(&self.schema) {
             return Err(refuse(
                 "its schema must describe an object (`{\"type\": \"object\", \"properties\": {…}}`): a tool's arguments are named".into(),
@@ -171,7 +185,7 @@ impl DynamicTool {
                 problem.message
             )));
         }
-        let descriptor = descriptor(self)?;
+        let descriptor = self.descriptor()?;
         let call = Arc::clone(&self.call);
         let validator = Arc::new(validator);
         let handler: DynamicHandler = Arc::new(move |ctx, arguments| {
@@ -195,6 +209,43 @@ impl DynamicTool {
         });
         CatalogueTool::build_with(descriptor, self.schema.clone(), Some(handler))
     }
+
+    /// The tool's descriptor, made once for the life of the process (see [`made_once`]).
+    fn descriptor(&self) -> Result<&'static ToolDescriptor, CatalogueError> {
+        let key = serde_json::json!([
+            self.name,
+            self.title,
+            self.description,
+            self.annotations,
+            self.origin
+        ]);
+        let item = Counted {
+            kind: "tool",
+            name: &self.name,
+            origin: self.origin.as_deref(),
+            parts: 0,
+        };
+        made_once(key, item, || {
+            ToolDescriptor {
+                name: leak(&self.name),
+                title: self.title.as_deref().map(leak),
+                description: Some(leak(&self.description)),
+                annotations: self.annotations,
+                icons: &[],
+                meta: None,
+                // The catalogue holds the schema and the call; these are never used.
+                input_schema: || Value::Null,
+                output_schema: || None,
+                schema_profile: None,
+                task: crate::tasks::TaskSupport::Never,
+                timeout: None,
+                call: |_, _| Box::pin(std::future::ready(CallToolResult::error("not callable"))),
+                states: &[],
+                scopes: &[],
+                location: location(self.origin.as_deref()),
+            }
+        })
+    }
 }
 
 impl std::fmt::Debug for DynamicTool {
@@ -204,47 +255,6 @@ impl std::fmt::Debug for DynamicTool {
             .field("schema", &self.schema)
             .finish_non_exhaustive()
     }
-}
-
-/// The descriptor of a tool made at run time. Descriptors are `'static` (every tool's is, and
-/// the catalogue keeps them by address), so each distinct one is made once and kept for the
-/// life of the process: adding the same tool again, or another with the same name,
-/// description and annotations, reuses it. A new one past the bound on that text
-/// ([`MADE_TEXT_LIMIT`]) is refused.
-fn descriptor(tool: &DynamicTool) -> Result<&'static ToolDescriptor, CatalogueError> {
-    let key = serde_json::json!([
-        tool.name,
-        tool.title,
-        tool.description,
-        tool.annotations,
-        tool.origin
-    ]);
-    let item = Counted {
-        kind: "tool",
-        name: &tool.name,
-        origin: tool.origin.as_deref(),
-        parts: 0,
-    };
-    made_once(key, item, || {
-        ToolDescriptor {
-            name: leak(&tool.name),
-            title: tool.title.as_deref().map(leak),
-            description: Some(leak(&tool.description)),
-            annotations: tool.annotations,
-            icons: &[],
-            meta: None,
-            // The catalogue holds the schema and the call; these are never used.
-            input_schema: || Value::Null,
-            output_schema: || None,
-            schema_profile: None,
-            task: crate::tasks::TaskSupport::Never,
-            timeout: None,
-            call: |_, _| Box::pin(std::future::ready(CallToolResult::error("not callable"))),
-            states: &[],
-            scopes: &[],
-            location: location(tool.origin.as_deref()),
-        }
-    })
 }
 
 /// Where an item made at run time comes from.
@@ -269,6 +279,11 @@ pub(crate) const MADE_TEXT_LIMIT: usize = 64 * 1024 * 1024;
 /// of every other mount and of the program's own items.
 pub(crate) const MADE_TEXT_LIMIT_PER_ORIGIN: usize = 16 * 1024 * 1024;
 
+/// Descriptors are `'static` (every item's is, and the catalogue keeps them by address), so
+/// each distinct one made at run time is made once and kept for the life of the process:
+/// adding the same item again, or another with the same texts, reuses it. A new one past the
+/// bounds on that text ([`MADE_TEXT_LIMIT`], [`MADE_TEXT_LIMIT_PER_ORIGIN`]) is refused.
+///
 /// Every descriptor made at run time, and the bytes they keep.
 #[derive(Default)]
 struct Made {
@@ -276,6 +291,25 @@ struct Made {
     bytes: usize,
     /// The bytes of each origin's descriptors (a mounted server's), by origin.
     by_origin: HashMap<String, usize>,
+}
+
+impl Made {
+    /// Counts `cost` more bytes, of `origin`'s items if it has one; past a bound, counts
+    /// nothing and returns the bound passed.
+    fn count(&mut self, cost: usize, origin: Option<&str>) -> Result<(), usize> {
+        if self.bytes + cost > MADE_TEXT_LIMIT {
+            return Err(MADE_TEXT_LIMIT);
+        }
+        if let Some(origin) = origin {
+            let own = self.by_origin.get(origin).copied().unwrap_or(0);
+            if own + cost > MADE_TEXT_LIMIT_PER_ORIGIN {
+                return Err(MADE_TEXT_LIMIT_PER_ORIGIN);
+            }
+            *self.by_origin.entry(origin.to_owned()).or_default() += cost;
+        }
+        self.bytes += cost;
+        Ok(())
+    }
 }
 
 static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
@@ -299,7 +333,7 @@ struct Counted<'a> {
 }
 
 /// The descriptor made for `key` (each kind of descriptor keyed apart), made by `make` the
-/// first time and kept for the life of the process (see [`descriptor`]); `item` is counted
+/// first time and kept for the life of the process (see [`Made`]); `item` is counted
 /// against the bounds, and named in the refusal when a new descriptor would pass one.
 fn made_once<D: Send + Sync + 'static>(
     key: Value,
@@ -320,23 +354,13 @@ fn made_once<D: Send + Sync + 'static>(
             // The key kept in the map, the descriptor's texts (all within the key), the
             // descriptor and its other parts.
             let cost = 2 * key.1.len() + std::mem::size_of::<D>() + parts;
-            let own = origin.map_or(0, |o| made.by_origin.get(o).copied().unwrap_or(0));
-            let refused = |limit: usize| CatalogueError::MadeTextLimit {
-                kind,
-                name: name.chars().take(200).collect(),
-                origin: origin.map(str::to_owned),
-                limit,
-            };
-            if made.bytes + cost > MADE_TEXT_LIMIT {
-                return Err(refused(MADE_TEXT_LIMIT));
-            }
-            if origin.is_some() && own + cost > MADE_TEXT_LIMIT_PER_ORIGIN {
-                return Err(refused(MADE_TEXT_LIMIT_PER_ORIGIN));
-            }
-            made.bytes += cost;
-            if let Some(origin) = origin {
-                *made.by_origin.entry(origin.to_owned()).or_default() += cost;
-            }
+            made.count(cost, origin)
+                .map_err(|limit| CatalogueError::MadeTextLimit {
+                    kind,
+                    name: name.chars().take(200).collect(),
+                    origin: origin.map(str::to_owned),
+                    limit,
+                })?;
             let descriptor: &'static (dyn Any + Send + Sync) = Box::leak(Box::new(make()));
             made.descriptors.insert(key, descriptor);
             descriptor
@@ -457,13 +481,6 @@ impl DynamicPrompt {
     pub(crate) fn with_completer(mut self, completer: crate::registry::DynamicCompleter) -> Self {
         self.completer = Some(completer);
         self
-    }
-
-    /// Makes (or finds) the prompt's descriptor now: past the bound on the text kept for
-    /// items made at run time, the refusal comes before anything else changes.
-    #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) fn make_descriptor(&self) -> Result<(), CatalogueError> {
-        self.descriptor().map(drop)
     }
 
     /// The prompt's catalogue entry.
@@ -662,13 +679,6 @@ impl DynamicResource {
         self
     }
 
-    /// Makes (or finds) the resource's descriptor now: past the bound on the text kept for
-    /// items made at run time, the refusal comes before anything else changes.
-    #[cfg_attr(not(feature = "client"), allow(dead_code))]
-    pub(crate) fn make_descriptor(&self) -> Result<(), CatalogueError> {
-        self.descriptor().map(drop)
-    }
-
     /// The resource's catalogue entry (its URI template checked).
     pub(crate) fn build(&self) -> Result<CatalogueResource, CatalogueError> {
         let descriptor = self.descriptor()?;
@@ -728,5 +738,73 @@ impl std::fmt::Debug for DynamicResource {
             .field("uri", &self.uri)
             .field("name", &self.name)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> DynamicTool {
+        DynamicTool::new(
+            name,
+            "A tool.",
+            serde_json::json!({"type": "object"}),
+            |_ctx: Context, _arguments: Value| async { "done" },
+        )
+    }
+
+    #[test]
+    fn a_tool_whose_name_is_not_a_tool_name_is_refused_naming_it() {
+        let profile = SchemaProfile::default();
+        assert!(named("get_weather.v2").build(&profile).is_ok());
+        let long = "x".repeat(100_000);
+        for (name, why) in [
+            ("", "this one has 0"),
+            ("a b", "not ' '"),
+            ("nul\0byte", "not '\\0'"),
+            (long.as_str(), "this one has 100000"),
+        ] {
+            let refusal = match named(name).build(&profile) {
+                Err(refusal) => refusal,
+                Ok(_) => panic!("the tool {name:?} is served"),
+            };
+            let CatalogueError::InvalidDynamicTool { name: named, .. } = &refusal else {
+                panic!("{refusal:?}");
+            };
+            assert_eq!(*named, name.chars().take(200).collect::<String>());
+            let message = refusal.to_string();
+            assert!(
+                message.starts_with(&format!("the tool `{}", named.escape_debug())),
+                "{message}"
+            );
+            assert!(message.contains("its name is not a tool name"), "{message}");
+            assert!(message.contains(why), "{message}");
+        }
+    }
+
+    #[test]
+    fn text_made_at_run_time_is_bounded_to_64_mib_in_all_whatever_its_origins() {
+        let mut made = Made::default();
+        // Four mounts, each at its own bound of 16 MiB: 64 MiB in all.
+        for origin in ["a", "b", "c", "d"] {
+            assert_eq!(made.count(MADE_TEXT_LIMIT_PER_ORIGIN, Some(origin)), Ok(()));
+        }
+        assert_eq!(made.bytes, MADE_TEXT_LIMIT);
+        // A fifth mount, and the program's own items, are past the bound of all.
+        assert_eq!(made.count(1, Some("e")), Err(MADE_TEXT_LIMIT));
+        assert_eq!(made.count(1, None), Err(MADE_TEXT_LIMIT));
+        // A refusal counts nothing.
+        assert_eq!(made.bytes, MADE_TEXT_LIMIT);
+        assert!(!made.by_origin.contains_key("e"));
+    }
+
+    #[test]
+    fn text_of_one_origin_is_bounded_to_16_mib() {
+        let mut made = Made::default();
+        assert_eq!(made.count(MADE_TEXT_LIMIT_PER_ORIGIN, Some("a")), Ok(()));
+        assert_eq!(made.count(1, Some("a")), Err(MADE_TEXT_LIMIT_PER_ORIGIN));
+        assert_eq!(made.count(1, Some("b")), Ok(()));
+        assert_eq!(made.count(1, None), Ok(()));
     }
 }

@@ -357,16 +357,15 @@ fn lint_tool(findings: &mut Vec<Finding>, profiles: &[SchemaProfile], tool: List
     }
 }
 
-/// MCP 2025-11-25: tool names are 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
+/// The lint's findings about a tool name: the errors of [`tool_name_errors`], and a warning
+/// past the length some clients accept.
 fn tool_name_problems(name: &str) -> Vec<(Severity, String)> {
-    let mut problems = Vec::new();
+    let mut problems: Vec<(Severity, String)> = tool_name_errors(name)
+        .into_iter()
+        .map(|message| (Severity::Error, message))
+        .collect();
     let length = name.chars().count();
-    if length == 0 || length > 128 {
-        problems.push((
-            Severity::Error,
-            format!("a tool name must be 1 to 128 characters long; this one has {length}"),
-        ));
-    } else if length > NAME_LENGTH_WARNING {
+    if length > NAME_LENGTH_WARNING && length <= MAX_TOOL_NAME {
         problems.push((
             Severity::Warning,
             format!(
@@ -374,18 +373,33 @@ fn tool_name_problems(name: &str) -> Vec<(Severity, String)> {
             ),
         ));
     }
+    problems
+}
+
+/// The longest tool name the specification allows.
+const MAX_TOOL_NAME: usize = 128;
+
+/// How `name` breaks the rule for tool names (MCP 2025-11-25, "Tool names": 1 to 128
+/// characters of `A-Z a-z 0-9 _ - .`), one message per broken part; empty for a valid name.
+/// The one rule both the lint and [`DynamicTool`](crate::DynamicTool), which refuses such a
+/// name, apply.
+pub(crate) fn tool_name_errors(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    let length = name.chars().count();
+    if length == 0 || length > MAX_TOOL_NAME {
+        errors.push(format!(
+            "a tool name must be 1 to {MAX_TOOL_NAME} characters long; this one has {length}"
+        ));
+    }
     if let Some(c) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
     {
-        problems.push((
-            Severity::Error,
-            format!(
-                "a tool name may contain only ASCII letters, digits, `_`, `-` and `.`, not {c:?}"
-            ),
+        errors.push(format!(
+            "a tool name may contain only ASCII letters, digits, `_`, `-` and `.`, not {c:?}"
         ));
     }
-    problems
+    errors
 }
 
 /// A profile's name; custom profiles are numbered in the order the server names them.

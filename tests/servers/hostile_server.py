@@ -19,13 +19,23 @@ Modes:
                   says how many of them the client refused with an error naming a limit
   stall           `stall` makes it stop reading its input and send STALL pings (whose
                   answers then fill the pipe), then answer the call
+  refusal_flood   `flood` makes it stop reading its input, send a sampling request asking
+                  for FILL bytes (`{"fill": FILL}`: the client's answer fills the pipe), then
+                  FLOOD sampling requests; PAUSE seconds later it reads again and answers;
+                  `refused` says how many were refused, as in request_flood
+  deaf            `deaf` answers, then it stops reading its input for good: it sends a
+                  sampling request asking for FILL bytes, then PINGS pings twice, a second
+                  apart, and PAUSE seconds later a sampling request `{"probe": true}`
   linger          (HTTP) answers `tools/call` on an event stream that it never ends;
                   `GET /open` says how many such streams the client still holds open
   describe        lists `described`, whose description is `version N ` and then
                   DESCRIPTION_BYTES more bytes, and `marker{N}`; `bump` makes the next
                   version N and says the tools changed
+  reschema        lists `reshaped`, described as `version N`, whose schema is an object in
+                  version 0 and a string after, and `marker{N}`; `bump` as in describe
   odd_names       lists, besides its usual tools, a tool and a prompt under each name in the
                   JSON list NAMES
+  many_items      answers `prompts/list` with one page of ITEMS items, each `0`
   progress_flood  `progress` sends PROGRESS progress notifications for the call (when it
                   asked for them), then answers `done`
   retry0          (HTTP) answers each GET with an event stream that asks for `retry: 0`,
@@ -43,6 +53,9 @@ STATELESS = "2026-07-28"
 MODE = sys.argv[-1]
 STATE = {"generation": 0, "refused": 0, "open": 0, "cursor": 0, "stalled": False, "gets": []}
 LOCK = threading.Lock()
+# Cleared while this server does not read its input (over stdio).
+READING = threading.Event()
+READING.set()
 
 
 def result(request_id, value):
@@ -60,6 +73,12 @@ def notification(method, params=None):
     return message
 
 
+def sampling(request_id, params):
+    """A `sampling/createMessage` request of this server, its parameters beside the usual."""
+    params = dict(params, messages=[], maxTokens=1)
+    return {"jsonrpc": "2.0", "id": request_id, "method": "sampling/createMessage", "params": params}
+
+
 def text(request_id, words):
     return result(request_id, {"content": [{"type": "text", "text": words}]})
 
@@ -67,13 +86,20 @@ def text(request_id, words):
 def tools():
     listed = [
         {"name": name, "inputSchema": {"type": "object"}}
-        for name in ("next", "touch", "flood", "refused", "stall", "answer", "bump", "progress")
+        for name in ("next", "touch", "flood", "refused", "stall", "answer", "bump", "progress",
+                     "deaf")
     ]
     if MODE == "describe":
         generation = STATE["generation"]
         padding = "x" * int(os.environ.get("DESCRIPTION_BYTES", "1048576"))
         listed.append({"name": "described", "description": "version %d %s" % (generation, padding),
                        "inputSchema": {"type": "object"}})
+        listed.append({"name": "marker%d" % generation, "inputSchema": {"type": "object"}})
+    if MODE == "reschema":
+        generation = STATE["generation"]
+        schema = {"type": "object"} if generation == 0 else {"type": "string"}
+        listed.append({"name": "reshaped", "description": "version %d" % generation,
+                       "inputSchema": schema})
         listed.append({"name": "marker%d" % generation, "inputSchema": {"type": "object"}})
     if MODE == "odd_names":
         listed.extend({"name": name, "inputSchema": {"type": "object"}} for name in odd_names())
@@ -136,6 +162,8 @@ def handle(message, send):
                 STATE["cursor"] += 1
                 page = {"tools": [], "nextCursor": "page-%d" % STATE["cursor"]}
         send(result(request_id, page))
+    elif method == "prompts/list" and MODE == "many_items":
+        send(result(request_id, {"prompts": [0] * int(os.environ.get("ITEMS", "1000001"))}))
     elif method == "prompts/list":
         names = odd_names() if MODE == "odd_names" else []
         send(result(request_id, {"prompts": [{"name": "greet"}] + [{"name": n} for n in names]}))
@@ -180,6 +208,36 @@ def call(request_id, name, send, token=None):
         send(notification("notifications/resources/updated", {"uri": victim}))
         send(notification("notifications/resources/updated", {"uri": "hostile://own"}))
         send(text(request_id, "touched"))
+    elif name == "flood" and MODE == "refusal_flood":
+        READING.clear()
+
+        def flood():
+            send(sampling("fill", {"fill": int(os.environ.get("FILL", "4194304"))}))
+            # The client's answer is written, and fills the pipe, before the flood.
+            time.sleep(1)
+            for n in range(int(os.environ.get("FLOOD", "1000"))):
+                send(sampling("flood-%d" % n, {}))
+            time.sleep(float(os.environ.get("PAUSE", "2")))
+            READING.set()
+            send(text(request_id, "flooded"))
+
+        threading.Thread(target=flood, daemon=True).start()
+    elif name == "deaf":
+        send(text(request_id, "deaf"))
+        READING.clear()
+
+        def deaf():
+            send(sampling("fill", {"fill": int(os.environ.get("FILL", "4194304"))}))
+            # Each wave waits for the client: the first fills the lines waiting to be
+            # written, the second the client's places for answering.
+            for wave in range(2):
+                time.sleep(1)
+                for n in range(int(os.environ.get("PINGS", "100"))):
+                    send({"jsonrpc": "2.0", "id": "ping-%d-%d" % (wave, n), "method": "ping"})
+            time.sleep(float(os.environ.get("PAUSE", "3")))
+            send(sampling("probe", {"probe": True}))
+
+        threading.Thread(target=deaf, daemon=True).start()
     elif name == "flood":
         count = int(os.environ.get("FLOOD", "1000"))
 
@@ -223,6 +281,7 @@ def serve_stdio():
             handle(one, send)
         if STATE["stalled"]:
             threading.Event().wait()  # reads nothing more, until killed
+        READING.wait()
 
 
 def serve_http(addr):

@@ -140,43 +140,7 @@ struct Listed {
     templates: Vec<ResourceTemplateInfo>,
 }
 
-/// Whether `name` is a valid tool name (MCP 2025-11-25, "Tool names"): 1 to 128 characters
-/// of ASCII letters, digits, `_`, `-` and `.`.
-fn is_valid_name(name: &str) -> bool {
-    (1..=MAX_NAME).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-}
-
-/// The longest tool name the specification allows.
-const MAX_NAME: usize = 128;
-
 impl Listed {
-    /// Leaves out, with a warning naming the mount and the name, each tool and prompt whose
-    /// name, or name under `prefix`, is not a valid tool name ([`is_valid_name`]), as a
-    /// name that clashes is left out: this server lists them as its own, and must not hand
-    /// its clients an empty name, a newline or a name of a hundred thousand characters.
-    /// Prompts too: they are listed under the same `{prefix}_{name}`.
-    fn without_invalid_names(mut self, prefix: &str) -> Listed {
-        let valid = |kind: &str, name: &str| {
-            let valid = is_valid_name(name) && is_valid_name(&format!("{prefix}_{name}"));
-            if !valid {
-                let shown: String = name.chars().take(200).collect();
-                tracing::warn!(
-                    prefix,
-                    name = ?shown,
-                    length = name.len(),
-                    "a {kind} of the mounted server is left out: its name is not 1 to {MAX_NAME} letters, digits, `_`, `-` or `.` under the prefix"
-                );
-            }
-            valid
-        };
-        self.tools.retain(|t| valid("tool", &t.name));
-        self.prompts.retain(|p| valid("prompt", &p.name));
-        self
-    }
-
     async fn fetch(client: &Client) -> Result<Listed, CallError> {
         let server = client.server();
         let mut listed = Listed::default();
@@ -217,15 +181,17 @@ impl Mount {
         let notifications = client.notifications();
         let first = Listed::fetch(&client).await?;
         let listening = ask_for_changes(&prefix, &client, &first, &[]).await;
-        let listed = Listed::fetch(&client).await?.without_invalid_names(&prefix);
-        Ok(Mount {
+        let listed = Listed::fetch(&client).await?;
+        let mut mount = Mount {
             prefix,
             client,
-            listed,
+            listed: Listed::default(),
             notifications,
             listening,
             owned: Owned::default(),
-        })
+        };
+        mount.listed = mount.without_invalid_names(listed);
+        Ok(mount)
     }
 
     /// Mounts a server built in this program (no process, no socket: the dispatch every
@@ -256,6 +222,49 @@ impl Mount {
 
     fn origin(&self) -> String {
         format!("the server mounted as `{}`", self.prefix)
+    }
+
+    /// Leaves out, with a warning naming the mount and the name, each tool whose name under
+    /// the prefix is refused ([`DynamicTool::check_name`]: this server lists it as its own),
+    /// and each prompt whose name under the prefix breaks the same rule (prompts are listed
+    /// as `{prefix}_{name}` too); and each whose own name is empty, since `{prefix}_` alone
+    /// is a valid name but names nothing. Left out here, not when the server is built: a
+    /// tool refused there fails the build, and a mounted server must not fail its gateway's.
+    fn without_invalid_names(&self, mut listed: Listed) -> Listed {
+        let keep = |kind: &str, name: &str, problem: Option<String>| {
+            let Some(problem) = problem else {
+                return true;
+            };
+            let shown: String = name.chars().take(200).collect();
+            tracing::warn!(
+                prefix = self.prefix,
+                name = ?shown,
+                length = name.len(),
+                %problem,
+                "a {kind} of the mounted server is left out: its name under the prefix is not a tool name"
+            );
+            false
+        };
+        let empty = || Some("the mounted server names it with nothing".to_owned());
+        listed.tools.retain(|tool| {
+            let problem = if tool.name.is_empty() {
+                empty()
+            } else {
+                self.tool(tool).check_name().err().map(|e| e.to_string())
+            };
+            keep("tool", &tool.name, problem)
+        });
+        listed.prompts.retain(|prompt| {
+            let errors =
+                crate::testing::tool_name_errors(&format!("{}_{}", self.prefix, prompt.name));
+            let problem = if prompt.name.is_empty() {
+                empty()
+            } else {
+                (!errors.is_empty()).then(|| errors.join("; "))
+            };
+            keep("prompt", &prompt.name, problem)
+        });
+        listed
     }
 
     /// The items this server lists for the mounted one.
@@ -413,7 +422,7 @@ impl Mount {
     /// that changed (an item the gateway disabled stays disabled while it is unchanged).
     async fn refresh(&mut self, server: &Server) {
         let listed = match Listed::fetch(&self.client).await {
-            Ok(listed) => listed.without_invalid_names(&self.prefix),
+            Ok(listed) => self.without_invalid_names(listed),
             Err(error) => {
                 tracing::warn!(prefix = self.prefix, %error, "the mounted server's lists could not be fetched again");
                 return;
@@ -422,68 +431,46 @@ impl Mount {
         let old = std::mem::replace(&mut self.listed, listed);
         let mut owned = std::mem::take(&mut self.owned);
         let mut problems = Vec::new();
-        let prefixed = |name: &str| format!("{}_{name}", self.prefix);
-        follow_changes(
-            (&old.tools, &self.listed.tools),
-            |t| &t.name,
+        let new = &self.listed;
+        self.follow_changes(
+            &old.tools,
+            &new.tools,
             &mut owned.tools,
-            |tool| {
-                let made = self.tool(tool);
-                made.make_descriptor().map(|()| made)
-            },
-            |tool| server.remove_tool(&prefixed(&tool.name)),
-            |made| server.add_dynamic_tool(made),
+            server,
             &mut problems,
         );
-        follow_changes(
-            (&old.prompts, &self.listed.prompts),
-            |p| &p.name,
+        self.follow_changes(
+            &old.prompts,
+            &new.prompts,
             &mut owned.prompts,
-            |prompt| {
-                let made = self.prompt(prompt);
-                made.make_descriptor().map(|()| made)
-            },
-            |prompt| server.remove_prompt(&prefixed(&prompt.name)),
-            |made| server.add_dynamic_prompt(made),
+            server,
             &mut problems,
         );
-        follow_changes(
-            (&old.resources, &self.listed.resources),
-            |r| &r.uri,
+        self.follow_changes(
+            &old.resources,
+            &new.resources,
             &mut owned.resources,
-            |resource| {
-                let made = self.listed_resource(resource);
-                made.make_descriptor().map(|()| made)
-            },
-            |resource| server.remove_resource(&resource.uri),
-            |made| server.add_dynamic_resource(made),
+            server,
             &mut problems,
         );
-        follow_changes(
-            (&old.templates, &self.listed.templates),
-            |t| &t.uri_template,
+        self.follow_changes(
+            &old.templates,
+            &new.templates,
             &mut owned.templates,
-            |template| {
-                let made = self.template(template);
-                made.make_descriptor().map(|()| made)
-            },
-            |template| server.remove_resource(&template.uri_template),
-            |made| server.add_dynamic_resource(made),
+            server,
             &mut problems,
         );
         self.owned = owned;
-        for problem in problems {
-            match &problem {
-                crate::CatalogueError::MadeTextLimit { kind, name, .. } => tracing::error!(
-                    prefix = self.prefix,
-                    kind,
-                    name,
-                    %problem,
-                    "a change of the mounted server is refused: the version served before stays"
-                ),
-                _ => {
-                    tracing::warn!(prefix = self.prefix, %problem, "an item of the mounted server is left out")
-                }
+        for (problem, served_before) in problems {
+            let what = if served_before {
+                "a change of the mounted server is refused: the version served before stays"
+            } else {
+                "an item of the mounted server is left out"
+            };
+            if matches!(problem, crate::CatalogueError::MadeTextLimit { .. }) {
+                tracing::error!(prefix = self.prefix, %problem, "{what}");
+            } else {
+                tracing::warn!(prefix = self.prefix, %problem, "{what}");
             }
         }
         // New resources are followed too.
@@ -495,55 +482,166 @@ impl Mount {
     }
 }
 
-/// Brings one of the server's lists in step with a mounted server's list, from `old` to
-/// `new`: an item gone or changed is removed if the mount added it (`owned`), one new or
-/// changed is added and then owned; an item refused (its name or URI is another's) is a
-/// problem, and stays the other's. Each new or changed item is made (`make`) before anything
-/// is removed: one refused then (past the bound on the text kept for items made at run time)
-/// is a problem, and the version served before, if any, stays.
-fn follow_changes<T: PartialEq, M>(
-    (old, new): (&[T], &[T]),
-    key: impl Fn(&T) -> &String,
-    owned: &mut HashSet<String>,
-    make: impl Fn(&T) -> Result<M, crate::CatalogueError>,
-    remove: impl Fn(&T) -> bool,
-    add: impl Fn(M) -> Result<(), crate::CatalogueError>,
-    problems: &mut Vec<crate::CatalogueError>,
-) {
-    let mut made = Vec::new();
-    let mut refused = HashSet::new();
-    for item in changed(new, old, &key) {
-        match make(item) {
-            Ok(one) => made.push((item, one)),
-            Err(problem) => {
-                refused.insert(key(item));
-                problems.push(problem);
+impl Mount {
+    /// Brings one of `server`'s lists in step with the mounted server's, from `old` to `new`:
+    /// an item gone or changed is removed if the mount added it (`owned`), one new or changed
+    /// is added and then owned. Each new or changed item is built first, as `server` builds
+    /// it, before anything is removed: one refused then (its name, its schema, the bound on
+    /// the text kept for items made at run time) is a problem, and the version served
+    /// before, if any, stays. One refused when added (its name or URI is another's) is a
+    /// problem, and stays the other's. Each problem comes with whether a version of the
+    /// item stays served.
+    fn follow_changes<T: Listing>(
+        &self,
+        old: &[T],
+        new: &[T],
+        owned: &mut HashSet<String>,
+        server: &Server,
+        problems: &mut Vec<(crate::CatalogueError, bool)>,
+    ) {
+        let mut made = Vec::new();
+        let mut refused = HashSet::new();
+        for item in changed(new, old) {
+            let one = item.made(self);
+            match one.check(server) {
+                Ok(()) => made.push((item, one)),
+                Err(problem) => {
+                    refused.insert(item.key());
+                    problems.push((problem, owned.contains(item.key())));
+                }
             }
         }
-    }
-    for item in changed(old, new, &key) {
-        if !refused.contains(key(item)) && owned.remove(key(item)) {
-            remove(item);
-        }
-    }
-    for (item, one) in made {
-        match add(one) {
-            Ok(()) => {
-                owned.insert(key(item).clone());
+        for item in changed(old, new) {
+            if !refused.contains(item.key()) && owned.remove(item.key()) {
+                T::Made::remove_from(server, &item.served_as(&self.prefix));
             }
-            Err(problem) => problems.push(problem),
+        }
+        for (item, one) in made {
+            match one.add_to(server) {
+                Ok(()) => {
+                    owned.insert(item.key().clone());
+                }
+                Err(problem) => problems.push((problem, false)),
+            }
         }
     }
 }
 
+/// A kind of item a mounted server lists, as the gateway follows its changes.
+trait Listing: PartialEq {
+    /// What the gateway serves for it.
+    type Made: Made;
+    /// Its name there (a tool's, a prompt's), or its URI (a resource's, a template's).
+    fn key(&self) -> &String;
+    /// The name or URI the gateway serves it under.
+    fn served_as(&self, prefix: &str) -> String;
+    /// What the gateway serves for it.
+    fn made(&self, mount: &Mount) -> Self::Made;
+}
+
+impl Listing for ToolInfo {
+    type Made = DynamicTool;
+    fn key(&self) -> &String {
+        &self.name
+    }
+    fn served_as(&self, prefix: &str) -> String {
+        format!("{prefix}_{}", self.name)
+    }
+    fn made(&self, mount: &Mount) -> DynamicTool {
+        mount.tool(self)
+    }
+}
+
+impl Listing for PromptInfo {
+    type Made = DynamicPrompt;
+    fn key(&self) -> &String {
+        &self.name
+    }
+    fn served_as(&self, prefix: &str) -> String {
+        format!("{prefix}_{}", self.name)
+    }
+    fn made(&self, mount: &Mount) -> DynamicPrompt {
+        mount.prompt(self)
+    }
+}
+
+impl Listing for ResourceInfo {
+    type Made = DynamicResource;
+    fn key(&self) -> &String {
+        &self.uri
+    }
+    fn served_as(&self, _prefix: &str) -> String {
+        self.uri.clone()
+    }
+    fn made(&self, mount: &Mount) -> DynamicResource {
+        mount.listed_resource(self)
+    }
+}
+
+impl Listing for ResourceTemplateInfo {
+    type Made = DynamicResource;
+    fn key(&self) -> &String {
+        &self.uri_template
+    }
+    fn served_as(&self, _prefix: &str) -> String {
+        self.uri_template.clone()
+    }
+    fn made(&self, mount: &Mount) -> DynamicResource {
+        mount.template(self)
+    }
+}
+
+/// An item made at run time, as a running server adds and removes it.
+trait Made: Sized {
+    /// Builds the item as `server` does when it is added, without adding it (its descriptor,
+    /// made once, is the one the addition then finds).
+    fn check(&self, server: &Server) -> Result<(), crate::CatalogueError>;
+    fn add_to(self, server: &Server) -> Result<(), crate::CatalogueError>;
+    /// Removes the item served as `served`; returns whether it was there.
+    fn remove_from(server: &Server, served: &str) -> bool;
+}
+
+impl Made for DynamicTool {
+    fn check(&self, server: &Server) -> Result<(), crate::CatalogueError> {
+        let profiles = server.schema_profiles();
+        self.build(profiles.get(profiles.base_slot())).map(drop)
+    }
+    fn add_to(self, server: &Server) -> Result<(), crate::CatalogueError> {
+        server.add_dynamic_tool(self)
+    }
+    fn remove_from(server: &Server, served: &str) -> bool {
+        server.remove_tool(served)
+    }
+}
+
+impl Made for DynamicPrompt {
+    fn check(&self, _server: &Server) -> Result<(), crate::CatalogueError> {
+        self.build().map(drop)
+    }
+    fn add_to(self, server: &Server) -> Result<(), crate::CatalogueError> {
+        server.add_dynamic_prompt(self)
+    }
+    fn remove_from(server: &Server, served: &str) -> bool {
+        server.remove_prompt(served)
+    }
+}
+
+impl Made for DynamicResource {
+    fn check(&self, _server: &Server) -> Result<(), crate::CatalogueError> {
+        self.build().map(drop)
+    }
+    fn add_to(self, server: &Server) -> Result<(), crate::CatalogueError> {
+        server.add_dynamic_resource(self)
+    }
+    fn remove_from(server: &Server, served: &str) -> bool {
+        server.remove_resource(served)
+    }
+}
+
 /// The items of `from` that `other` does not have as they are (gone, or changed).
-fn changed<'a, T: PartialEq>(
-    from: &'a [T],
-    other: &'a [T],
-    key: impl Fn(&T) -> &String,
-) -> impl Iterator<Item = &'a T> {
+fn changed<'a, T: Listing>(from: &'a [T], other: &'a [T]) -> impl Iterator<Item = &'a T> {
     from.iter()
-        .filter(move |item| !other.iter().any(|o| key(o) == key(item) && o == *item))
+        .filter(move |item| !other.iter().any(|o| o.key() == item.key() && o == *item))
 }
 
 /// Asks the mounted server for its list changes and for the updates of the resources in

@@ -169,7 +169,7 @@ pub enum CatalogueError {
     },
     /// A tool made at run time cannot be served as it is.
     InvalidDynamicTool {
-        /// The tool.
+        /// The tool's name, cut at 200 characters.
         name: String,
         /// Why not.
         problem: String,
@@ -257,6 +257,8 @@ impl fmt::Display for CatalogueError {
                 name.rsplit('/').next().unwrap_or(name)
             ),
             CatalogueError::InvalidDynamicTool { name, problem } => {
+                // Escaped: the name may be one a tool cannot have (a newline, a NUL).
+                let name = name.escape_debug();
                 write!(f, "the tool `{name}` cannot be served: {problem}")
             }
             CatalogueError::MadeTextLimit {
