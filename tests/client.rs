@@ -178,6 +178,44 @@ async fn the_legacy_http_sse_transport_is_the_fallback_for_a_2024_11_05_endpoint
     client.close().await;
 }
 
+/// Connects with a token to the hostile server's legacy stream naming `endpoint` (`{port}`:
+/// the stream's port, `{other}`: another port it listens on) and expects a refusal, with
+/// nothing sent to either port's `/messages` nor in TLS.
+async fn legacy_endpoint_is_refused(endpoint: &str) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/servers/hostile_server.py");
+    let server = HttpServer::spawn_with_args(
+        script.as_ref(),
+        &["legacy_elsewhere".as_ref()],
+        &[("ENDPOINT", endpoint)],
+    );
+    let connected = Client::builder()
+        .era(Era::Handshake)
+        .bearer("secret-token")
+        .timeout(Duration::from_secs(5))
+        .http(&server.url("/sse"))
+        .await;
+    let Err(refused) = connected else {
+        panic!("the client took the endpoint {endpoint} of a stream on another origin");
+    };
+    assert!(
+        matches!(&refused, CallError::Protocol(problem) if problem.contains("another origin")),
+        "{refused:?}"
+    );
+    let sent = server.request("GET", "/elsewhere").send().json();
+    assert_eq!(sent["elsewhere"], json!([]), "sent to another origin");
+}
+
+#[mcp_runtime::test]
+async fn a_legacy_endpoint_on_another_port_is_refused_and_sent_nothing() {
+    legacy_endpoint_is_refused("http://127.0.0.1:{other}/messages?sessionId=1").await;
+}
+
+#[mcp_runtime::test]
+async fn a_legacy_endpoint_on_another_scheme_of_the_same_host_and_port_is_refused() {
+    // The authority is the stream's own; only the scheme tells the origins apart.
+    legacy_endpoint_is_refused("https://127.0.0.1:{port}/messages?sessionId=1").await;
+}
+
 async fn progress_of(client: &Client, tool: &str) -> Vec<mcp_runtime::client::Progress> {
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
     let options = RequestOptions::default().with_progress(sender);

@@ -16,6 +16,7 @@ mod install;
 mod json;
 mod new;
 mod talk;
+mod terminal;
 
 use std::process::ExitCode;
 
@@ -94,7 +95,8 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {}", failure.message());
+            // The message may quote the server (its error, a name it gave).
+            eprintln!("error: {}", terminal::lines(failure.message()));
             ExitCode::from(failure.code())
         }
     }

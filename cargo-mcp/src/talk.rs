@@ -11,6 +11,7 @@ use mcp_runtime::tokio::process::Command;
 use serde_json::{Map, Value, json};
 
 use crate::crate_build::{self, Selection};
+use crate::terminal::{self, line, lines};
 use crate::{Failure, Outcome};
 
 /// Connects to the TARGET of a subcommand, building the current crate for `.`.
@@ -140,7 +141,7 @@ fn json_flag(m: &ArgMatches) -> bool {
 fn print_json(value: &Value) {
     println!(
         "{}",
-        serde_json::to_string_pretty(value).unwrap_or_default()
+        terminal::json(serde_json::to_string_pretty(value).unwrap_or_default())
     );
 }
 
@@ -180,11 +181,17 @@ pub(crate) async fn list(m: &ArgMatches) -> Outcome {
     }
     println!(
         "{} {} (MCP {})",
-        server.server_info.name, server.server_info.version, server.protocol_version
+        line(&server.server_info.name),
+        line(&server.server_info.version),
+        line(&server.protocol_version)
     );
     section("Tools", tools.len());
     for tool in &tools {
-        println!("  {}({})", tool.name, signature(&tool.input_schema));
+        println!(
+            "  {}({})",
+            line(&tool.name),
+            line(&signature(&tool.input_schema))
+        );
         describe(tool.description.as_deref());
     }
     section("Prompts", prompts.len());
@@ -194,17 +201,21 @@ pub(crate) async fn list(m: &ArgMatches) -> Outcome {
             .iter()
             .map(|a| format!("{}{}", a.name, if a.required { "" } else { "?" }))
             .collect();
-        println!("  {}({})", prompt.name, arguments.join(", "));
+        println!("  {}({})", line(&prompt.name), line(&arguments.join(", ")));
         describe(prompt.description.as_deref());
     }
     section("Resources", resources.len());
     for resource in &resources {
-        println!("  {}  {}", resource.uri, resource.name);
+        println!("  {}  {}", line(&resource.uri), line(&resource.name));
         describe(resource.description.as_deref());
     }
     section("Resource templates", templates.len());
     for template in &templates {
-        println!("  {}  {}", template.uri_template, template.name);
+        println!(
+            "  {}  {}",
+            line(&template.uri_template),
+            line(&template.name)
+        );
         describe(template.description.as_deref());
     }
     Ok(())
@@ -218,7 +229,7 @@ fn section(title: &str, count: usize) {
 
 fn describe(description: Option<&str>) {
     if let Some(first) = description.and_then(|d| d.lines().find(|l| !l.trim().is_empty())) {
-        println!("      {}", first.trim());
+        println!("      {}", line(first.trim()));
     }
 }
 
@@ -350,21 +361,26 @@ pub(crate) async fn call(m: &ArgMatches) -> Outcome {
 fn print_content(content: &[Value]) {
     for block in content {
         match block["type"].as_str() {
-            Some("text") => println!("{}", block["text"].as_str().unwrap_or_default()),
+            Some("text") => println!("{}", lines(block["text"].as_str().unwrap_or_default())),
             Some("image" | "audio") => println!(
                 "[{} {}, {} bytes of base64]",
                 block["type"].as_str().unwrap_or_default(),
-                block["mimeType"].as_str().unwrap_or("?"),
+                line(block["mimeType"].as_str().unwrap_or("?")),
                 block["data"].as_str().map_or(0, str::len)
             ),
             Some("resource") => {
                 let resource = &block["resource"];
                 match resource["text"].as_str() {
-                    Some(text) => println!("{text}"),
-                    None => println!("[resource {}]", resource["uri"].as_str().unwrap_or("?")),
+                    Some(text) => println!("{}", lines(text)),
+                    None => println!(
+                        "[resource {}]",
+                        line(resource["uri"].as_str().unwrap_or("?"))
+                    ),
                 }
             }
-            Some("resource_link") => println!("[link {}]", block["uri"].as_str().unwrap_or("?")),
+            Some("resource_link") => {
+                println!("[link {}]", line(block["uri"].as_str().unwrap_or("?")));
+            }
             _ => print_json(block),
         }
     }
@@ -383,11 +399,11 @@ pub(crate) async fn read(m: &ArgMatches) -> Outcome {
     }
     for contents in &result.contents {
         match (contents["text"].as_str(), contents["blob"].as_str()) {
-            (Some(text), _) => println!("{text}"),
+            (Some(text), _) => println!("{}", lines(text)),
             (None, Some(blob)) => println!(
                 "[{} {}, {} bytes of base64: use --json to get them]",
-                contents["uri"].as_str().unwrap_or("?"),
-                contents["mimeType"].as_str().unwrap_or("?"),
+                line(contents["uri"].as_str().unwrap_or("?")),
+                line(contents["mimeType"].as_str().unwrap_or("?")),
                 blob.len()
             ),
             _ => print_json(contents),
@@ -415,10 +431,10 @@ pub(crate) async fn prompt(m: &ArgMatches) -> Outcome {
         return Ok(());
     }
     if let Some(description) = &result.description {
-        println!("{description}\n");
+        println!("{}\n", lines(description));
     }
     for message in &result.messages {
-        println!("{}:", message["role"].as_str().unwrap_or("?"));
+        println!("{}:", line(message["role"].as_str().unwrap_or("?")));
         print_content(std::slice::from_ref(&message["content"]));
         println!();
     }
@@ -454,7 +470,8 @@ pub(crate) async fn lint(m: &ArgMatches) -> Outcome {
             &json!({ "tools": tools.len(), "errors": errors, "warnings": warnings, "findings": findings }),
         );
     } else {
-        print!("{lint}");
+        // The findings quote the tools' names and schemas.
+        print!("{}", lines(&lint.to_string()));
         let clients: Vec<&str> = mcp_runtime::schema::known_clients()
             .iter()
             .map(|c| c.client)

@@ -515,6 +515,99 @@ fn lint_passes_clean_servers_and_fails_on_schemas_a_client_refuses() {
     );
 }
 
+/// `python3 …/tests/servers/hostile_server.py MODE`, the workspace's hostile server over
+/// stdio, as a TARGET (`MCP_TEST_PYTHON` names another Python).
+fn hostile_server(mode: &str) -> String {
+    let python = std::env::var("MCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = workspace_root().join("tests/servers/hostile_server.py");
+    format!("{python} {} {mode}", script.display())
+}
+
+/// The hostile server's ESCAPES: erase the line, up a line, write the clipboard (OSC 52),
+/// a hyperlink (OSC 8), a CSI in C1, a DEL and a NUL.
+const ESCAPES: &str = "\u{1b}[2K\r\u{1b}[1A\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]8;;http://evil.example/\u{1b}\\link\u{1b}]8;;\u{1b}\\\u{9b}2K\u{7f}\0";
+
+/// ESCAPES as `cargo mcp` shows it.
+const SHOWN: &str = r"\u{1b}[2K\r\u{1b}[1A\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}]8;;http://evil.example/\u{1b}\link\u{1b}]8;;\u{1b}\\u{9b}2K\u{7f}\0";
+
+/// The control characters of `output` but those in `kept`.
+fn control_characters(output: &str, kept: &[char]) -> String {
+    output
+        .chars()
+        .filter(|c| c.is_control() && !kept.contains(c))
+        .collect()
+}
+
+#[test]
+fn list_shows_the_control_characters_of_a_servers_names_escaped() {
+    let list = cargo_mcp(
+        &workspace_root(),
+        &["list", &hostile_server("escapes")],
+        &[],
+    );
+    assert_eq!(list.code, 0, "{list:#?}");
+    assert_eq!(control_characters(&list.stdout, &['\n']), "", "{list:#?}");
+    for shown in [
+        format!("hostile{SHOWN} 1.0.0{SHOWN} (MCP 2025-11-25)\n"),
+        format!("\n  evil{SHOWN}(arg{SHOWN}?: string)\n      evil{SHOWN}\n"),
+        format!("\n  evil{SHOWN}(arg{SHOWN}?)\n      evil{SHOWN}\n"),
+        format!("\n  hostile://evil{SHOWN}  evil{SHOWN}\n      evil{SHOWN}\n"),
+        format!("\n  hostile://evil/{{rest}}{SHOWN}  evil{SHOWN}\n"),
+    ] {
+        assert!(list.stdout.contains(&shown), "{shown}\n{}", list.stdout);
+    }
+}
+
+#[test]
+fn answers_show_a_servers_control_characters_escaped_and_keep_its_lines() {
+    let (root, server) = (workspace_root(), hostile_server("escapes"));
+    let call = cargo_mcp(&root, &["call", &server, "escapes"], &[]);
+    assert_eq!(call.code, 0, "{call:#?}");
+    assert_eq!(call.stdout, format!("one{SHOWN}\ntwo\tthree\r\n\n"));
+    let read = cargo_mcp(&root, &["read", &server, "hostile://own"], &[]);
+    assert_eq!(read.code, 0, "{read:#?}");
+    assert_eq!(read.stdout, format!("one{SHOWN}\ntwo\tthree\n"));
+    let prompt = cargo_mcp(&root, &["prompt", &server, "evil"], &[]);
+    assert_eq!(prompt.code, 0, "{prompt:#?}");
+    assert_eq!(
+        prompt.stdout,
+        format!("evil{SHOWN}\n\nuser{SHOWN}:\none{SHOWN}\ntwo\tthree\n\n")
+    );
+}
+
+#[test]
+fn a_servers_error_message_is_shown_with_its_control_characters_escaped() {
+    let root = workspace_root();
+    let refused = cargo_mcp(
+        &root,
+        &["call", &hostile_server("escapes"), "escaped_error"],
+        &[],
+    );
+    assert_eq!(refused.code, 3, "{refused:#?}");
+    assert!(
+        refused.stderr.contains(&format!("refused{SHOWN}\n")),
+        "{refused:#?}"
+    );
+    assert_eq!(
+        control_characters(&refused.stderr, &['\n']),
+        "",
+        "{refused:#?}"
+    );
+}
+
+#[test]
+fn json_output_holds_a_servers_text_whole_in_json_escapes() {
+    let list = cargo_mcp(
+        &workspace_root(),
+        &["list", &hostile_server("escapes"), "--json"],
+        &[],
+    );
+    assert_eq!(list.code, 0, "{list:#?}");
+    assert_eq!(control_characters(&list.stdout, &['\n']), "", "{list:#?}");
+    let listed: Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(listed["server"]["name"], format!("hostile{ESCAPES}"));
+}
+
 /// A temporary HOME for `cargo mcp install`, a folder of each test's own; the command runs
 /// in it, or in the folder `in_folder` names.
 struct Home {

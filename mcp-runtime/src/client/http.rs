@@ -187,9 +187,13 @@ impl Http {
             })?
             .map_err(|_| CallError::Transport("the HTTP+SSE stream ended at once".into()))?;
         let endpoint = resolve(&self.shared.url, endpoint.trim())?;
-        if endpoint.authority() != self.shared.url.authority() {
+        // Every message goes there with the client's headers and authorization: a stream
+        // reached over https naming `http://` on the same host would have them sent in
+        // the clear, and one naming another port would hand them to another service.
+        if !same_origin(&endpoint, &self.shared.url) {
             return Err(CallError::Protocol(format!(
-                "the HTTP+SSE endpoint {endpoint} is on another origin than {}",
+                "the HTTP+SSE stream {} names the endpoint {endpoint}, on another origin: \
+                 messages are only sent to the stream's own scheme, host and port",
                 self.shared.url
             )));
         }
@@ -584,6 +588,23 @@ async fn read_text(response: Response<Incoming>) -> String {
         .unwrap_or_default()
 }
 
+/// Whether two absolute URLs have the same origin (RFC 6454, section 4): the same scheme,
+/// host and port, compared without case, with the scheme's default port for a URL that names
+/// none (`https://example.com` is `https://example.com:443`, not `http://example.com`).
+fn same_origin(a: &Uri, b: &Uri) -> bool {
+    fn origin(url: &Uri) -> Option<(String, String, u16)> {
+        let scheme = url.scheme_str()?.to_ascii_lowercase();
+        let port = match (url.port_u16(), scheme.as_str()) {
+            (Some(port), _) => port,
+            (None, "http") => 80,
+            (None, "https") => 443,
+            (None, _) => return None,
+        };
+        Some((scheme, url.host()?.to_ascii_lowercase(), port))
+    }
+    origin(a).is_some_and(|a| origin(b) == Some(a))
+}
+
 /// `reference` resolved against `base` (RFC 3986, for the forms servers send: absolute,
 /// absolute path, or a path relative to the base's directory).
 pub(crate) fn resolve(base: &Uri, reference: &str) -> Result<Uri, CallError> {
@@ -630,6 +651,34 @@ mod tests {
         assert_eq!(resume_delay(ms(300), 3), ms(1000));
         // A delay of a second or more is the server's to ask for, as it asks.
         assert_eq!(resume_delay(ms(5000), 40), ms(5000));
+    }
+
+    #[test]
+    fn an_endpoint_is_on_the_streams_origin_only_with_the_same_scheme_host_and_port() {
+        let same = |a: &str, b: &str| same_origin(&a.parse().unwrap(), &b.parse().unwrap());
+        // The scheme alone differs: the authority is the same, the origin is not.
+        assert!(!same(
+            "https://example.com/sse",
+            "http://example.com/messages"
+        ));
+        assert!(!same(
+            "http://example.com/sse",
+            "https://example.com/messages"
+        ));
+        assert!(!same(
+            "https://example.com:8443/sse",
+            "http://example.com:8443/m"
+        ));
+        assert!(!same(
+            "http://127.0.0.1:8080/sse",
+            "http://127.0.0.1:8081/m"
+        ));
+        assert!(!same("http://127.0.0.1/sse", "http://localhost/m"));
+        // The default port, named or not, and the case of scheme and host.
+        assert!(same("https://example.com/sse", "https://example.com:443/m"));
+        assert!(same("http://example.com:80/sse", "http://example.com/m"));
+        assert!(same("https://Example.COM/sse", "HTTPS://example.com/m?s=1"));
+        assert!(!same("https://example.com/sse", "https://example.com:80/m"));
     }
 
     #[test]
