@@ -56,6 +56,183 @@ pub(crate) fn checked(url: &str) -> Result<hyper::Uri, String> {
     }
 }
 
+/// What kind of address an IP address is, for the rule on where a URL a remote server
+/// supplies may lead (see [`Reach`]).
+#[cfg(feature = "client")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AddressKind {
+    /// Anywhere on the internet.
+    Public,
+    /// `127.0.0.0/8`, `::1`.
+    Loopback,
+    /// RFC 1918, the shared address space of RFC 6598 (where some clouds keep their metadata
+    /// service), `fc00::/7`.
+    Private,
+    /// `169.254.0.0/16` (cloud metadata services among them), `fe80::/10`.
+    LinkLocal,
+    /// `0.0.0.0/8`, `::`: this host, as most systems connect to it.
+    Unspecified,
+}
+
+#[cfg(feature = "client")]
+impl AddressKind {
+    pub(crate) fn of(ip: std::net::IpAddr) -> AddressKind {
+        use std::net::IpAddr;
+        let v4 = match ip {
+            IpAddr::V4(v4) => v4,
+            IpAddr::V6(v6) => {
+                if let Some(v4) = v6.to_ipv4_mapped() {
+                    return AddressKind::of(IpAddr::V4(v4));
+                }
+                let first = v6.segments()[0];
+                return if v6.is_loopback() {
+                    AddressKind::Loopback
+                } else if v6.is_unspecified() {
+                    AddressKind::Unspecified
+                } else if first & 0xfe00 == 0xfc00 {
+                    AddressKind::Private
+                } else if first & 0xffc0 == 0xfe80 {
+                    AddressKind::LinkLocal
+                } else {
+                    AddressKind::Public
+                };
+            }
+        };
+        let [a, b, ..] = v4.octets();
+        if v4.is_loopback() {
+            AddressKind::Loopback
+        } else if a == 0 {
+            AddressKind::Unspecified
+        } else if v4.is_private() || (a == 100 && (64..128).contains(&b)) {
+            AddressKind::Private
+        } else if v4.is_link_local() {
+            AddressKind::LinkLocal
+        } else {
+            AddressKind::Public
+        }
+    }
+}
+
+/// Where the URLs an MCP server supplies (its resource metadata, the authorization server
+/// it names, that server's endpoints) may lead: public addresses, and addresses of the
+/// kinds the MCP server itself is at — a server on loopback may send the client to
+/// loopback, one on a private network to that network, and none anywhere else, so that a
+/// remote server cannot have the client call the services of the machine or network it
+/// runs on (cloud metadata among them).
+#[cfg(feature = "client")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Reach {
+    kinds: Vec<AddressKind>,
+}
+
+#[cfg(feature = "client")]
+impl Reach {
+    /// Public addresses and loopback: where `checked` lets any exchange go, for a URL the
+    /// program itself gave.
+    pub(crate) fn loopback() -> Reach {
+        Reach {
+            kinds: vec![AddressKind::Public, AddressKind::Loopback],
+        }
+    }
+
+    /// Every address: for a URL the program itself gave (an identity provider's endpoint).
+    pub(crate) fn any() -> Reach {
+        Reach {
+            kinds: vec![
+                AddressKind::Public,
+                AddressKind::Loopback,
+                AddressKind::Private,
+                AddressKind::LinkLocal,
+                AddressKind::Unspecified,
+            ],
+        }
+    }
+
+    /// The reach of the URLs the server at `server` supplies: the kinds of the addresses
+    /// its host resolves to, and public ones.
+    pub(crate) async fn of_server(server: &hyper::Uri) -> Reach {
+        let mut kinds = vec![AddressKind::Public];
+        for ip in resolve(server).await.unwrap_or_default() {
+            let kind = AddressKind::of(ip);
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        Reach { kinds }
+    }
+
+    pub(crate) fn allows(&self, ip: std::net::IpAddr) -> bool {
+        self.kinds.contains(&AddressKind::of(ip))
+    }
+
+    /// `url` as a URI a supplied URL may be: `https`, or `http` to a loopback host where
+    /// loopback is within reach; a host given as an address must be within reach.
+    pub(crate) fn checked(&self, url: &str) -> Result<hyper::Uri, String> {
+        let uri: hyper::Uri = url
+            .parse()
+            .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+        let Some(host) = uri.host() else {
+            return Err(format!("`{url}` names no host"));
+        };
+        let host = host.trim_matches(['[', ']']);
+        let loopback = host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        match uri.scheme_str() {
+            Some("https") => {}
+            Some("http") if loopback && self.kinds.contains(&AddressKind::Loopback) => {}
+            _ => {
+                return Err(format!(
+                    "`{url}` is not an https URL: the authorization server is reached over HTTPS (plain HTTP only on a loopback address, for a server on loopback)"
+                ));
+            }
+        }
+        if let Ok(ip) = host.parse::<std::net::IpAddr>()
+            && !self.allows(ip)
+        {
+            return Err(self.refusal(url, ip));
+        }
+        Ok(uri)
+    }
+
+    /// Resolves `uri`'s host and refuses it when any of its addresses is out of reach.
+    pub(crate) async fn resolved(&self, uri: &hyper::Uri) -> Result<(), String> {
+        let addresses = resolve(uri).await?;
+        match addresses.into_iter().find(|ip| !self.allows(*ip)) {
+            Some(ip) => Err(self.refusal(&uri.to_string(), ip)),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn refusal(&self, url: &str, ip: std::net::IpAddr) -> String {
+        format!(
+            "`{url}` leads to {ip}, a {:?} address, which a URL the server supplies may not reach (the server is not at one)",
+            AddressKind::of(ip)
+        )
+    }
+}
+
+/// The addresses `uri`'s host resolves to (the host itself, when it is an address).
+#[cfg(feature = "client")]
+async fn resolve(uri: &hyper::Uri) -> Result<Vec<std::net::IpAddr>, String> {
+    let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    let port = uri
+        .port_u16()
+        .unwrap_or(if uri.scheme_str() == Some("http") {
+            80
+        } else {
+            443
+        });
+    tokio::net::lookup_host((host, port))
+        .await
+        .map(|addresses| addresses.map(|a| a.ip()).collect())
+        .map_err(|e| format!("{host} could not be resolved: {e}"))
+}
+
 /// A value encoded for `application/x-www-form-urlencoded`.
 #[cfg(any(feature = "oauth", feature = "client"))]
 pub(crate) fn form_encode(value: &str) -> String {
@@ -112,6 +289,9 @@ pub(crate) struct Answer {
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub headers: hyper::HeaderMap,
     pub body: Bytes,
+    /// The address the connection went to, where the connector tells it.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub remote: Option<std::net::SocketAddr>,
 }
 
 /// Sends `request` to `url` and reads its answer, within `deadline` and at most `cap` bytes
@@ -131,6 +311,10 @@ pub(crate) async fn exchange(
             .await
             .map_err(|e| format!("{url}: {e}"))?;
         let (parts, body) = response.into_parts();
+        let remote = parts
+            .extensions
+            .get::<hyper_util::client::legacy::connect::HttpInfo>()
+            .map(|info| info.remote_addr());
         let body = http_body_util::Limited::new(body, cap)
             .collect()
             .await
@@ -140,6 +324,7 @@ pub(crate) async fn exchange(
             status: parts.status,
             headers: parts.headers,
             body,
+            remote,
         })
     };
     tokio::time::timeout(deadline, exchange)
@@ -161,6 +346,80 @@ mod tests {
         assert!(refused.contains("HTTPS"), "{refused}");
         assert!(checked("file:///etc/passwd").is_err());
         assert!(checked("not a url").is_err());
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn addresses_are_told_apart_by_kind() {
+        use AddressKind::*;
+        for (ip, kind) in [
+            ("93.184.216.34", Public),
+            ("192.0.2.2", Public),
+            ("127.0.0.1", Loopback),
+            ("127.8.9.10", Loopback),
+            ("::1", Loopback),
+            ("::ffff:127.0.0.1", Loopback),
+            ("10.1.2.3", Private),
+            ("172.16.0.1", Private),
+            ("172.31.255.255", Private),
+            ("172.32.0.1", Public),
+            ("192.168.1.1", Private),
+            ("100.100.100.200", Private),
+            ("fd00:ec2::254", Private),
+            ("::ffff:10.0.0.1", Private),
+            ("169.254.169.254", LinkLocal),
+            ("fe80::1", LinkLocal),
+            ("0.0.0.0", Unspecified),
+            ("::", Unspecified),
+            ("2001:db8::1", Public),
+        ] {
+            assert_eq!(AddressKind::of(ip.parse().unwrap()), kind, "{ip}");
+        }
+    }
+
+    #[cfg(feature = "client")]
+    #[tokio::test]
+    async fn a_server_reaches_only_public_addresses_and_its_own_kind() {
+        let public = Reach::of_server(&"https://192.0.2.10/mcp".parse().unwrap()).await;
+        let loopback = Reach::of_server(&"http://127.0.0.1:8080/mcp".parse().unwrap()).await;
+        let private = Reach::of_server(&"http://10.0.0.5/mcp".parse().unwrap()).await;
+        let link_local = Reach::of_server(&"http://169.254.1.1/mcp".parse().unwrap()).await;
+        for url in [
+            "http://127.0.0.1:8081/.well-known/oauth-protected-resource",
+            "http://localhost:8081/x",
+            "https://127.0.0.1/x",
+            "https://10.0.0.1/x",
+            "https://169.254.169.254/latest/meta-data/",
+            "https://[fe80::1]/x",
+            "https://0.0.0.0/x",
+        ] {
+            assert!(public.checked(url).is_err(), "{url}");
+        }
+        assert!(public.checked("https://auth.example.com/token").is_ok());
+        assert!(public.checked("http://auth.example.com/token").is_err());
+        assert!(loopback.checked("http://127.0.0.1:8081/token").is_ok());
+        assert!(loopback.checked("http://localhost:8081/token").is_ok());
+        assert!(loopback.checked("https://10.0.0.1/token").is_err());
+        assert!(loopback.checked("https://169.254.169.254/").is_err());
+        assert!(private.checked("https://10.0.0.1/token").is_ok());
+        assert!(private.checked("https://192.168.0.1/token").is_ok());
+        assert!(private.checked("http://127.0.0.1/token").is_err());
+        assert!(private.checked("https://169.254.169.254/").is_err());
+        assert!(link_local.checked("https://169.254.169.254/").is_ok());
+        assert!(public.checked("javascript:alert(1)").is_err());
+        assert!(public.checked("file:///etc/passwd").is_err());
+    }
+
+    #[cfg(feature = "client")]
+    #[tokio::test]
+    async fn a_name_is_judged_by_the_addresses_it_resolves_to() {
+        let public = Reach::of_server(&"https://192.0.2.10/mcp".parse().unwrap()).await;
+        let name: hyper::Uri = "https://localhost:8443/token".parse().unwrap();
+        assert!(public.checked("https://localhost:8443/token").is_ok());
+        let refused = public.resolved(&name).await.unwrap_err();
+        assert!(refused.contains("Loopback"), "{refused}");
+        let on_loopback = Reach::of_server(&"http://localhost:8080/mcp".parse().unwrap()).await;
+        assert!(on_loopback.resolved(&name).await.is_ok());
     }
 
     #[test]

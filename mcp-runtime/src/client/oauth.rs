@@ -41,7 +41,7 @@ use tokio::sync::Mutex;
 
 use super::CallError;
 use super::auth::{Authorize, BoxFuture, Refusal};
-use crate::outbound;
+use crate::outbound::{self, Reach};
 
 /// How long one exchange with an authorization server may take.
 const EXCHANGE_DEADLINE: Duration = Duration::from_secs(30);
@@ -53,6 +53,19 @@ const SIGN_IN_DEADLINE: Duration = Duration::from_secs(300);
 const MAX_SCOPE_ATTEMPTS: usize = 1;
 /// A token this close to its expiry is refreshed before it is sent.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+/// How many times a person is asked to sign in within `SIGN_IN_WINDOW`, whatever the
+/// server's 401s and 403s ask: a hostile server could otherwise make every call a sign-in.
+const MAX_SIGN_INS: usize = 4;
+const SIGN_IN_WINDOW: Duration = Duration::from_secs(600);
+/// How long the redirect listener waits for a connection's request before closing it, so
+/// that an idle connection cannot hold the listener.
+const CALLBACK_READ_DEADLINE: Duration = Duration::from_secs(10);
+
+tokio::task_local! {
+    /// Where the URLs of the sign-in in progress may lead, for `follow_redirect` called
+    /// from its authorization step.
+    static SIGN_IN_REACH: Reach;
+}
 
 type AuthorizeStep =
     Arc<dyn Fn(String, String) -> BoxFuture<'static, Result<String, String>> + Send + Sync>;
@@ -322,6 +335,10 @@ struct FlowState {
     scopes: Option<String>,
     /// How often each set of scopes was asked for after a 403.
     attempts: HashMap<String, usize>,
+    /// Where the URLs the server supplied may lead.
+    reach: Option<Reach>,
+    /// When a person was last asked to sign in, within `SIGN_IN_WINDOW`.
+    sign_ins: Vec<Instant>,
 }
 
 pub(crate) struct Flow {
@@ -456,7 +473,9 @@ impl Authorize for Flow {
                     return Ok(false);
                 }
                 let wanted = union(state.scopes.as_deref(), challenge.scope.as_deref());
-                self.sign_in(&mut state, server, &challenge, wanted).await?;
+                self.sign_in(&mut state, server, &challenge, wanted)
+                    .await
+                    .map_err(printable_error)?;
                 return Ok(true);
             }
             // 401: a token that can be refreshed is, first; otherwise (or when the refreshed
@@ -477,7 +496,9 @@ impl Authorize for Flow {
                 return Ok(false);
             }
             let scopes = self.choose_scopes(&state, &challenge);
-            self.sign_in(&mut state, server, &challenge, scopes).await?;
+            self.sign_in(&mut state, server, &challenge, scopes)
+                .await
+                .map_err(printable_error)?;
             Ok(true)
         })
     }
@@ -514,11 +535,38 @@ impl Flow {
         challenge: &Challenge,
         scopes: Option<String>,
     ) -> Result<(), CallError> {
+        if matches!(self.settings.grant, Grant::Code) {
+            let now = Instant::now();
+            state
+                .sign_ins
+                .retain(|at| now.saturating_duration_since(*at) < SIGN_IN_WINDOW);
+            if state.sign_ins.len() >= MAX_SIGN_INS {
+                return Err(CallError::Auth(format!(
+                    "the server asked for a sign-in more than {MAX_SIGN_INS} times in {} minutes",
+                    SIGN_IN_WINDOW.as_secs() / 60
+                )));
+            }
+            state.sign_ins.push(now);
+        }
         let http = outbound::client().map_err(CallError::Auth)?;
-        let (resource, metadata_scopes, info) = discover(&http, server, challenge).await?;
+        let reach = Reach::of_server(server).await;
+        let (resource, metadata_scopes, info) = discover(&http, &reach, server, challenge).await?;
         if !matches!(self.settings.grant, Grant::Code) {
             // No person signs in: the scopes are those the server asked for, if any.
-            return self.direct(&http, state, info, resource, scopes).await;
+            return self
+                .direct(&http, &reach, state, info, resource, scopes)
+                .await;
+        }
+        // MCP 2025-11-25: a client must refuse an authorization server that does not say it
+        // supports PKCE with S256.
+        if !info
+            .pkce_methods
+            .as_ref()
+            .is_some_and(|methods| methods.iter().any(|m| m == "S256"))
+        {
+            return Err(CallError::Auth(
+                "the authorization server does not say it supports PKCE with S256 (`code_challenge_methods_supported`)".into(),
+            ));
         }
         let mut scopes = scopes.or(metadata_scopes);
         if let Some(supported) = &info.scopes_supported
@@ -536,17 +584,13 @@ impl Flow {
             Some(client) if client.issuer == issuer && client.redirect_uri == redirect.uri => {
                 client
             }
-            _ => self.register(&http, &info, &redirect.uri, &issuer).await?,
+            _ => {
+                self.register(&http, &reach, &info, &redirect.uri, &issuer)
+                    .await?
+            }
         };
         let verifier = random_text(32);
         let challenge_text = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-        if let Some(methods) = &info.pkce_methods
-            && !methods.iter().any(|m| m == "S256")
-        {
-            return Err(CallError::Auth(
-                "the authorization server does not support PKCE with S256".into(),
-            ));
-        }
         let csrf = random_text(16);
         let mut query = vec![
             ("response_type", "code".to_owned()),
@@ -555,10 +599,8 @@ impl Flow {
             ("code_challenge", challenge_text),
             ("code_challenge_method", "S256".to_owned()),
             ("state", csrf.clone()),
+            ("resource", resource.clone()),
         ];
-        if let Some(resource) = &resource {
-            query.push(("resource", resource.clone()));
-        }
         if let Some(scopes) = &scopes {
             query.push(("scope", scopes.clone()));
         }
@@ -568,61 +610,75 @@ impl Flow {
             '?'
         };
         let url = format!("{}{separator}{}", info.authorization_endpoint, form(&query));
-        let callback = match &self.settings.authorize {
-            Some(step) => tokio::time::timeout(SIGN_IN_DEADLINE, step(url, redirect.uri.clone()))
-                .await
-                .map_err(|_| CallError::Auth("nobody signed in in time".into()))?
-                .map_err(CallError::Auth)?,
-            None => redirect.wait(&url, self.settings.open.as_ref()).await?,
+        let (callback, browser) = match &self.settings.authorize {
+            Some(step) => {
+                let step = SIGN_IN_REACH.scope(reach.clone(), step(url, redirect.uri.clone()));
+                let callback = tokio::time::timeout(SIGN_IN_DEADLINE, step)
+                    .await
+                    .map_err(|_| CallError::Auth("nobody signed in in time".into()))?
+                    .map_err(CallError::Auth)?;
+                (callback, None)
+            }
+            None => {
+                let (callback, browser) = redirect
+                    .wait(&url, &csrf, self.settings.open.as_ref())
+                    .await?;
+                (callback, Some(browser))
+            }
         };
-        let answer = query_of(&callback);
-        if let Some(error) = answer.get("error") {
-            let description = answer
-                .get("error_description")
-                .map(|d| format!(": {d}"))
-                .unwrap_or_default();
-            return Err(CallError::Auth(format!(
-                "the authorization server refused: {error}{description}"
-            )));
-        }
-        if answer.get("state") != Some(&csrf) {
-            return Err(CallError::Auth(
-                "the redirect's `state` is not the one sent (a forged redirect?)".into(),
-            ));
-        }
-        // RFC 9207: an authorization server that says it sends `iss` must send its own.
-        match (answer.get("iss"), info.iss_parameter) {
-            (Some(iss), _) if info.issuer.as_deref().is_some_and(|i| !same_issuer(i, iss)) => {
+        let exchanged = async {
+            let answer = query_of(&callback);
+            if let Some(error) = answer.get("error") {
+                let description = answer
+                    .get("error_description")
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default();
                 return Err(CallError::Auth(format!(
-                    "the redirect's `iss` ({iss}) is not the authorization server's issuer"
+                    "the authorization server refused: {error}{description}"
                 )));
             }
-            (None, true) => {
+            if answer.get("state") != Some(&csrf) {
                 return Err(CallError::Auth(
-                    "the authorization server promised `iss` in its redirect, which has none"
-                        .into(),
+                    "the redirect's `state` is not the one sent (a forged redirect?)".into(),
                 ));
             }
-            _ => {}
+            // RFC 9207: an authorization server that says it sends `iss` must send its own.
+            match (answer.get("iss"), info.iss_parameter) {
+                (Some(iss), _) if info.issuer.as_deref().is_some_and(|i| !same_issuer(i, iss)) => {
+                    return Err(CallError::Auth(format!(
+                        "the redirect's `iss` ({iss}) is not the authorization server's issuer"
+                    )));
+                }
+                (None, true) => {
+                    return Err(CallError::Auth(
+                        "the authorization server promised `iss` in its redirect, which has none"
+                            .into(),
+                    ));
+                }
+                _ => {}
+            }
+            let code = answer
+                .get("code")
+                .ok_or_else(|| CallError::Auth("the redirect carries no `code`".into()))?;
+            let fields = vec![
+                ("grant_type", "authorization_code".to_owned()),
+                ("code", code.clone()),
+                ("redirect_uri", redirect.uri.clone()),
+                ("code_verifier", verifier),
+                ("resource", resource.clone()),
+            ];
+            token_request(&http, &reach, &info, &client, fields, self.dpop.as_ref()).await
         }
-        let code = answer
-            .get("code")
-            .ok_or_else(|| CallError::Auth("the redirect carries no `code`".into()))?;
-        let mut fields = vec![
-            ("grant_type", "authorization_code".to_owned()),
-            ("code", code.clone()),
-            ("redirect_uri", redirect.uri.clone()),
-            ("code_verifier", verifier),
-        ];
-        if let Some(resource) = &resource {
-            fields.push(("resource", resource.clone()));
+        .await;
+        if let Some(browser) = browser {
+            answer_browser(browser, exchanged.as_ref().err()).await;
         }
-        let token = token_request(&http, &info, &client, fields, self.dpop.as_ref()).await?;
-        state.token = Some(token);
+        state.token = Some(exchanged?);
         state.scopes = scopes;
-        state.resource = resource;
+        state.resource = Some(resource);
         state.server = Some(info);
         state.client = Some(client);
+        state.reach = Some(reach);
         Ok(())
     }
 
@@ -631,9 +687,10 @@ impl Flow {
     async fn direct(
         &self,
         http: &outbound::Client,
+        reach: &Reach,
         state: &mut FlowState,
         info: ServerInfo,
-        resource: Option<String>,
+        resource: String,
         scopes: Option<String>,
     ) -> Result<(), CallError> {
         let issuer = info.issuer.clone().unwrap_or_default();
@@ -687,7 +744,7 @@ impl Flow {
             Grant::JwtBearer(assertion) => {
                 let request = AssertionRequest {
                     issuer: issuer.clone(),
-                    resource: resource.clone(),
+                    resource: Some(resource.clone()),
                 };
                 let assertion = assertion(request).await.map_err(CallError::Auth)?;
                 fields.push((
@@ -700,15 +757,14 @@ impl Flow {
         if let Some(scopes) = &scopes {
             fields.push(("scope", scopes.clone()));
         }
-        if let Some(resource) = &resource {
-            fields.push(("resource", resource.clone()));
-        }
-        let token = token_request(http, &info, &client, fields, self.dpop.as_ref()).await?;
+        fields.push(("resource", resource.clone()));
+        let token = token_request(http, reach, &info, &client, fields, self.dpop.as_ref()).await?;
         state.token = Some(token);
         state.scopes = scopes;
-        state.resource = resource;
+        state.resource = Some(resource);
         state.server = Some(info);
         state.client = Some(client);
+        state.reach = Some(reach.clone());
         Ok(())
     }
 
@@ -732,7 +788,8 @@ impl Flow {
         if let Some(resource) = &state.resource {
             fields.push(("resource", resource.clone()));
         }
-        match token_request(&http, &info, &client, fields, self.dpop.as_ref()).await {
+        let reach = state.reach.clone().unwrap_or_else(Reach::loopback);
+        match token_request(&http, &reach, &info, &client, fields, self.dpop.as_ref()).await {
             Ok(mut fresh) => {
                 // A server that does not rotate refresh tokens keeps the old one valid.
                 fresh.refresh = fresh.refresh.or(Some(refresh));
@@ -774,6 +831,7 @@ impl Flow {
     async fn register(
         &self,
         http: &outbound::Client,
+        reach: &Reach,
         info: &ServerInfo,
         redirect_uri: &str,
         issuer: &str,
@@ -837,6 +895,7 @@ impl Flow {
         });
         let answer = exchange(
             http,
+            reach,
             Method::POST,
             endpoint,
             Some(("application/json", body.to_string())),
@@ -875,54 +934,49 @@ struct Redirect {
 }
 
 impl Redirect {
-    /// Shows the authorization URL and waits for the browser's redirect to the listener.
-    async fn wait(&mut self, url: &str, open: Option<&Opener>) -> Result<String, CallError> {
+    /// Shows the authorization URL and waits for the browser's redirect to the listener
+    /// with the `state` sent; returns its URL and the connection to answer the browser on.
+    async fn wait(
+        &mut self,
+        url: &str,
+        state: &str,
+        open: Option<&Opener>,
+    ) -> Result<(String, tokio::net::TcpStream), CallError> {
         let Some(listener) = self.listener.take() else {
             return Err(CallError::Auth("no redirect listener".into()));
         };
         match open {
             Some(open) => open(url),
-            None => eprintln!("To authorize this client, open this URL in a browser:\n\n  {url}\n"),
+            None => eprintln!(
+                "To authorize this client, open this URL in a browser:\n\n  {}\n",
+                printable(url)
+            ),
         }
-        let wait = async {
+        // Each connection is read on its own, so that one left idle (or slow) does not
+        // keep the browser's out.
+        let (found, mut callbacks) = tokio::sync::mpsc::channel(1);
+        let accept = async {
             loop {
-                let (mut socket, _) = listener
+                let (socket, _) = listener
                     .accept()
                     .await
                     .map_err(|e| CallError::Auth(format!("the redirect listener failed: {e}")))?;
-                let mut request = Vec::new();
-                let mut buffer = [0u8; 2048];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16 * 1024 {
-                    match socket.read(&mut buffer).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => request.extend_from_slice(&buffer[..n]),
+                let found = found.clone();
+                let state = state.to_owned();
+                tokio::spawn(async move {
+                    if let Some(callback) = read_callback(socket, &state).await {
+                        let _ = found.send(callback).await;
                     }
-                }
-                let text = String::from_utf8_lossy(&request);
-                let target = text
-                    .lines()
-                    .next()
-                    .and_then(|line| line.strip_prefix("GET "))
-                    .and_then(|rest| rest.split(' ').next())
-                    .unwrap_or_default()
-                    .to_owned();
-                if !target.starts_with("/callback") {
-                    let _ = socket
-                        .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
-                        .await;
-                    continue;
-                }
-                let page = "<!doctype html><title>Signed in</title><p>Signed in. You may close this window.</p>";
-                let answer = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
-                    page.len()
-                );
-                let _ = socket.write_all(answer.as_bytes()).await;
-                return Ok(format!(
-                    "{}{}",
-                    self.uri.trim_end_matches("/callback"),
-                    target
-                ));
+                });
+            }
+        };
+        let wait = async {
+            tokio::select! {
+                failed = accept => failed,
+                Some((target, socket)) = callbacks.recv() => Ok((
+                    format!("{}{target}", self.uri.trim_end_matches("/callback")),
+                    socket,
+                )),
             }
         };
         tokio::time::timeout(SIGN_IN_DEADLINE, wait)
@@ -931,65 +985,186 @@ impl Redirect {
     }
 }
 
+/// Reads one request to the redirect listener: the target of a `/callback` with the
+/// expected `state`, and its connection; anything else is answered and dropped.
+async fn read_callback(
+    mut socket: tokio::net::TcpStream,
+    state: &str,
+) -> Option<(String, tokio::net::TcpStream)> {
+    let read = async {
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 2048];
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") && request.len() < 16 * 1024 {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => request.extend_from_slice(&buffer[..n]),
+            }
+        }
+        request
+    };
+    let request = tokio::time::timeout(CALLBACK_READ_DEADLINE, read)
+        .await
+        .ok()?;
+    let text = String::from_utf8_lossy(&request);
+    let target = text
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("GET "))
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_default()
+        .to_owned();
+    if !target.starts_with("/callback") {
+        let _ = socket
+            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await;
+        return None;
+    }
+    if query_of(&target).get("state").map(String::as_str) != Some(state) {
+        // Not the answer to this sign-in (a forged or stale redirect): the real one may
+        // still come.
+        let page = page(
+            "400 Bad Request",
+            "Not signed in",
+            "This is not the answer to the sign-in this client is waiting for.",
+        );
+        let _ = socket.write_all(page.as_bytes()).await;
+        return None;
+    }
+    Some((target, socket))
+}
+
+/// Tells the person in the browser how the sign-in ended, once it has.
+async fn answer_browser(mut socket: tokio::net::TcpStream, failure: Option<&CallError>) {
+    let page = match failure {
+        None => page(
+            "200 OK",
+            "Signed in",
+            "Signed in. You may close this window.",
+        ),
+        Some(error) => page(
+            "400 Bad Request",
+            "Not signed in",
+            &format!("The sign-in failed: {}", html_escape(&error.to_string())),
+        ),
+    };
+    let _ = socket.write_all(page.as_bytes()).await;
+}
+
+/// An HTTP answer carrying a small HTML page.
+fn page(status: &str, title: &str, text: &str) -> String {
+    let body = format!("<!doctype html><title>{title}</title><p>{text}</p>");
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// An error whose text (which quotes what the servers sent) is safe to print.
+fn printable_error(error: CallError) -> CallError {
+    match error {
+        CallError::Auth(message) => CallError::Auth(printable(&message)),
+        other => other,
+    }
+}
+
+/// `url` safe to print on a terminal: control characters (the escapes that rewrite lines,
+/// hide text or make links that point elsewhere than they read) percent-encoded.
+fn printable(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for c in url.chars() {
+        if c.is_control() {
+            let mut bytes = [0u8; 4];
+            for byte in c.encode_utf8(&mut bytes).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Finds the server's resource metadata and its authorization server's: the resource to
-/// name, the scopes the metadata offers, and the authorization server.
+/// name, the scopes the metadata offers, and the authorization server. Every URL found is
+/// held to `reach`.
 async fn discover(
     http: &outbound::Client,
+    reach: &Reach,
     server: &Uri,
     challenge: &Challenge,
-) -> Result<(Option<String>, Option<String>, ServerInfo), CallError> {
+) -> Result<(String, Option<String>, ServerInfo), CallError> {
     let origin = origin_of(server);
     let path = server.path().trim_end_matches('/');
-    let mut candidates = Vec::new();
+    let canonical = format!("{origin}{path}");
+    // Each candidate with the resources it may describe: RFC 9728 §3.3 wants the metadata's
+    // `resource` identical to the one its URL was built from — the server's own URL, or
+    // the origin for the metadata at the origin's root.
+    let mut candidates: Vec<(String, Vec<&str>)> = Vec::new();
     if let Some(url) = &challenge.resource_metadata {
-        candidates.push(url.clone());
+        candidates.push((url.clone(), vec![&canonical]));
     } else {
         if !path.is_empty() {
-            candidates.push(format!(
-                "{origin}/.well-known/oauth-protected-resource{path}"
+            candidates.push((
+                format!("{origin}/.well-known/oauth-protected-resource{path}"),
+                vec![&canonical],
             ));
         }
-        candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
+        candidates.push((
+            format!("{origin}/.well-known/oauth-protected-resource"),
+            vec![&canonical, &origin],
+        ));
     }
     let mut resource_metadata = None;
-    for url in &candidates {
-        if let Some(document) = fetch_json(http, url).await? {
-            resource_metadata = Some(document);
+    for (url, resources) in &candidates {
+        if let Some(document) = fetch_json(http, reach, url).await? {
+            resource_metadata = Some((document, resources));
             break;
         }
     }
-    let Some(metadata) = resource_metadata else {
+    let Some((metadata, resources)) = resource_metadata else {
         // A server of 2025-03-26: its own origin is the authorization server, with the
         // default endpoints when it publishes no metadata.
-        // Its metadata may name another issuer (2025-03-26 did not bind them): not checked.
-        let info = match authorization_server(http, &origin, false).await? {
+        let info = match authorization_server(http, reach, &origin, Issuer::OnOrigin).await? {
             Some(info) => info,
             None => ServerInfo {
                 issuer: Some(origin.clone()),
                 authorization_endpoint: format!("{origin}/authorize"),
                 token_endpoint: format!("{origin}/token"),
                 registration_endpoint: Some(format!("{origin}/register")),
+                // 2025-03-26 has every server support PKCE: without metadata, nothing says
+                // otherwise.
+                pkce_methods: Some(vec!["S256".into()]),
                 ..ServerInfo::default()
             },
         };
-        return Ok((None, None, info));
+        return Ok((canonical, None, info));
     };
-    let resource = metadata["resource"].as_str().map(str::to_owned);
-    let canonical = format!("{origin}{path}");
-    if let Some(resource) = &resource
-        && !covers(resource, &canonical)
+    let resource = metadata["resource"].as_str().ok_or_else(|| {
+        CallError::Auth("the protected-resource metadata names no `resource`".into())
+    })?;
+    if !resources
+        .iter()
+        .any(|r| resource.trim_end_matches('/') == r.trim_end_matches('/'))
     {
         return Err(CallError::Auth(format!(
             "the protected-resource metadata is for {resource}, not for {canonical}"
         )));
     }
+    let resource = resource.to_owned();
     let issuer = metadata["authorization_servers"][0]
         .as_str()
         .ok_or_else(|| {
             CallError::Auth("the protected-resource metadata names no authorization server".into())
         })?
         .to_owned();
-    let info = authorization_server(http, &issuer, true)
+    let info = authorization_server(http, reach, &issuer, Issuer::Exactly)
         .await?
         .ok_or_else(|| {
             CallError::Auth(format!(
@@ -1000,34 +1175,36 @@ async fn discover(
         let scopes: Vec<&str> = scopes.iter().filter_map(Value::as_str).collect();
         (!scopes.is_empty()).then(|| scopes.join(" "))
     });
-    Ok((Some(resource.unwrap_or(canonical)), scopes, info))
-}
-
-/// Whether the metadata's `resource` names the server at `canonical` (the same URL, or a
-/// prefix of its path).
-fn covers(resource: &str, canonical: &str) -> bool {
-    let resource = resource.trim_end_matches('/');
-    let canonical = canonical.trim_end_matches('/');
-    canonical.eq_ignore_ascii_case(resource)
-        || canonical
-            .strip_prefix(resource)
-            .is_some_and(|rest| rest.starts_with('/'))
+    Ok((resource, scopes, info))
 }
 
 /// The authorization server's metadata, from the locations RFC 8414 and OpenID Connect
 /// Discovery define, in the order the MCP specification gives; `None` when none answers.
+/// Its `issuer` must be `issuer` (RFC 8414 §3.3) as `rule` says, and its endpoints within
+/// `reach`.
 async fn authorization_server(
     http: &outbound::Client,
+    reach: &Reach,
     issuer: &str,
-    check_issuer: bool,
+    rule: Issuer,
 ) -> Result<Option<ServerInfo>, CallError> {
+    reach.checked(issuer).map_err(CallError::Auth)?;
     let candidates = outbound::metadata_candidates(issuer).map_err(CallError::Auth)?;
     for url in candidates {
-        let Some(document) = fetch_json(http, &url).await? else {
+        let Some(document) = fetch_json(http, reach, &url).await? else {
             continue;
         };
         let named = document["issuer"].as_str().unwrap_or_default();
-        if check_issuer && !same_issuer(named, issuer) {
+        let accepted = match rule {
+            Issuer::Exactly => same_issuer(named, issuer),
+            Issuer::OnOrigin => {
+                same_issuer(named, issuer)
+                    || named
+                        .strip_prefix(issuer)
+                        .is_some_and(|path| path.starts_with('/'))
+            }
+        };
+        if !accepted {
             return Err(CallError::Auth(format!(
                 "the metadata at {url} is for issuer {named}, not {issuer}"
             )));
@@ -1040,19 +1217,27 @@ async fn authorization_server(
                     .collect()
             })
         };
-        let endpoint = |key: &str| -> Result<String, CallError> {
-            document[key]
-                .as_str()
-                .map(str::to_owned)
+        // The authorization endpoint goes to the browser, the others to this client: each
+        // must be https (http to loopback only) and within reach — no `javascript:` or
+        // `file:` URL handed to a browser opener.
+        let endpoint = |key: &str| -> Result<Option<String>, CallError> {
+            let Some(value) = document[key].as_str() else {
+                return Ok(None);
+            };
+            reach
+                .checked(value)
+                .map_err(|e| CallError::Auth(format!("the metadata's {key}: {e}")))?;
+            Ok(Some(value.to_owned()))
+        };
+        let required = |key: &str| -> Result<String, CallError> {
+            endpoint(key)?
                 .ok_or_else(|| CallError::Auth(format!("the metadata at {url} has no {key}")))
         };
         return Ok(Some(ServerInfo {
             issuer: Some(named.to_owned()),
-            authorization_endpoint: endpoint("authorization_endpoint")?,
-            token_endpoint: endpoint("token_endpoint")?,
-            registration_endpoint: document["registration_endpoint"]
-                .as_str()
-                .map(str::to_owned),
+            authorization_endpoint: required("authorization_endpoint")?,
+            token_endpoint: required("token_endpoint")?,
+            registration_endpoint: endpoint("registration_endpoint")?,
             auth_methods: strings("token_endpoint_auth_methods_supported").unwrap_or_default(),
             pkce_methods: strings("code_challenge_methods_supported"),
             scopes_supported: strings("scopes_supported"),
@@ -1063,6 +1248,20 @@ async fn authorization_server(
     Ok(None)
 }
 
+/// How the `issuer` of an authorization server's metadata must match the one it was looked
+/// up for.
+#[derive(Clone, Copy)]
+enum Issuer {
+    /// Identical (RFC 8414 §3.3).
+    Exactly,
+    /// That origin, or an issuer under it: a 2025-03-26 server's origin is its authorization
+    /// server, and such servers (the official conformance suite's among them) publish at the
+    /// origin the metadata of an issuer with a path, such as `/oauth`. Another origin's
+    /// issuer is refused, so that the server cannot pass another authorization server off
+    /// as its own.
+    OnOrigin,
+}
+
 /// Issuers compared as RFC 8414 and RFC 9207 ask: as strings, exactly (a trailing slash
 /// makes another issuer).
 fn same_issuer(a: &str, b: &str) -> bool {
@@ -1071,6 +1270,7 @@ fn same_issuer(a: &str, b: &str) -> bool {
 
 async fn token_request(
     http: &outbound::Client,
+    reach: &Reach,
     info: &ServerInfo,
     client: &Client,
     mut fields: Vec<(&'static str, String)>,
@@ -1112,6 +1312,7 @@ async fn token_request(
         }
         let (status, body, server_nonce) = exchange(
             http,
+            reach,
             Method::POST,
             &info.token_endpoint,
             Some(("application/x-www-form-urlencoded", body.clone())),
@@ -1153,16 +1354,21 @@ async fn token_request(
     Ok(Token {
         access: access.to_owned(),
         refresh: answer["refresh_token"].as_str().map(str::to_owned),
+        // A lifetime past what an `Instant` can hold is no expiry at all.
         expires: answer["expires_in"]
             .as_u64()
-            .map(|s| Instant::now() + Duration::from_secs(s)),
+            .and_then(|s| Instant::now().checked_add(Duration::from_secs(s))),
         dpop: bound,
     })
 }
 
 /// A JSON document at `url`; `None` when the server has none there (4xx).
-async fn fetch_json(http: &outbound::Client, url: &str) -> Result<Option<Value>, CallError> {
-    let (status, body, _) = exchange(http, Method::GET, url, None, &[]).await?;
+async fn fetch_json(
+    http: &outbound::Client,
+    reach: &Reach,
+    url: &str,
+) -> Result<Option<Value>, CallError> {
+    let (status, body, _) = exchange(http, reach, Method::GET, url, None, &[]).await?;
     if status.is_client_error() {
         return Ok(None);
     }
@@ -1175,16 +1381,19 @@ async fn fetch_json(http: &outbound::Client, url: &str) -> Result<Option<Value>,
 }
 
 /// One request to an authorization server (or for a metadata document), through the
-/// runtime's bounded exchange: HTTPS, or plain HTTP to loopback only; bounded in time and
-/// size; redirects not followed. Returns the status, the body and any `DPoP-Nonce`.
+/// runtime's bounded exchange: HTTPS, or plain HTTP to loopback only; to addresses within
+/// `reach`; bounded in time and size; redirects not followed. Returns the status, the body
+/// and any `DPoP-Nonce`.
 async fn exchange(
     http: &outbound::Client,
+    reach: &Reach,
     method: Method,
     url: &str,
     body: Option<(&str, String)>,
     headers: &[(&str, String)],
 ) -> Result<(hyper::StatusCode, String, Option<String>), CallError> {
-    let uri = outbound::checked(url).map_err(CallError::Auth)?;
+    let uri = reach.checked(url).map_err(CallError::Auth)?;
+    reach.resolved(&uri).await.map_err(CallError::Auth)?;
     let mut request = Request::builder()
         .method(method)
         .uri(uri)
@@ -1202,6 +1411,13 @@ async fn exchange(
     let answer = outbound::exchange(http, url, request, EXCHANGE_DEADLINE, MAX_ANSWER)
         .await
         .map_err(CallError::Auth)?;
+    // The connector resolves the name again: a name that changed its address in between
+    // (DNS rebinding) is caught here, its answer unread.
+    if let Some(remote) = answer.remote
+        && !reach.allows(remote.ip())
+    {
+        return Err(CallError::Auth(reach.refusal(url, remote.ip())));
+    }
     let nonce = answer
         .headers
         .get("dpop-nonce")
@@ -1214,25 +1430,33 @@ async fn exchange(
 /// Follows nothing: asks `url` as a browser would and returns where it redirects to. For
 /// an authorization server that approves without a person (tests, automated agents):
 /// pass it to [`OAuth::on_authorize`].
+///
+/// `url` must be `https`, or `http` to loopback. Called from a sign-in's authorization
+/// step, it reaches only the addresses the sign-in's other URLs may (a loopback or private
+/// address only for a server at one); otherwise public addresses and loopback.
 pub async fn follow_redirect(url: String) -> Result<String, String> {
+    let reach = SIGN_IN_REACH
+        .try_with(Reach::clone)
+        .unwrap_or_else(|_| Reach::loopback());
+    let uri = reach.checked(&url)?;
+    reach.resolved(&uri).await?;
     let http = outbound::client()?;
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
     let request = Request::builder()
         .uri(uri)
         .body(Full::new(Bytes::new()))
         .map_err(|e| e.to_string())?;
-    let response = tokio::time::timeout(EXCHANGE_DEADLINE, http.request(request))
-        .await
-        .map_err(|_| format!("{url} did not answer in time"))?
-        .map_err(|e| format!("{url}: {e}"))?;
-    response
-        .headers()
+    let answer = outbound::exchange(&http, &url, request, EXCHANGE_DEADLINE, MAX_ANSWER).await?;
+    if let Some(remote) = answer.remote
+        && !reach.allows(remote.ip())
+    {
+        return Err(reach.refusal(&url, remote.ip()));
+    }
+    answer
+        .headers
         .get(LOCATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
-        .ok_or_else(|| format!("{url} answered {} without a redirect", response.status()))
+        .ok_or_else(|| format!("{url} answered {} without a redirect", answer.status))
 }
 
 fn origin_of(uri: &Uri) -> String {
@@ -1396,6 +1620,7 @@ pub async fn exchange_id_token(
     }
     let (status, body, _) = exchange(
         &http,
+        &Reach::any(),
         Method::POST,
         idp_token_endpoint,
         Some(("application/x-www-form-urlencoded", form(&fields))),
@@ -1438,11 +1663,14 @@ mod tests {
     }
 
     #[test]
-    fn a_resource_covers_its_own_url_and_paths_below_it() {
-        assert!(covers("https://a.example/mcp", "https://a.example/mcp"));
-        assert!(covers("https://a.example/", "https://a.example/mcp"));
-        assert!(!covers("https://a.example/mc", "https://a.example/mcp"));
-        assert!(!covers("https://b.example/mcp", "https://a.example/mcp"));
+    fn a_printed_url_carries_no_terminal_escapes() {
+        let url = "https://as.example/authorize\x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x07\x1b[2K\r\u{9b}y";
+        let printed = printable(url);
+        assert!(!printed.chars().any(char::is_control), "{printed:?}");
+        assert_eq!(
+            printed,
+            "https://as.example/authorize%1B]8;;https://evil.example%1B\\x%1B]8;;%07%1B[2K%0D%C2%9By"
+        );
     }
 
     #[test]
