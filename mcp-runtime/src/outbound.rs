@@ -11,19 +11,100 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 pub(crate) type Client =
-    hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+    hyper_util::client::legacy::Client<HttpsConnector<HttpConnector<Resolver>>, Full<Bytes>>;
 
 /// A client for `https` and `http` URLs; which schemes a caller accepts is its own check.
 pub(crate) fn client() -> Result<Client, String> {
+    client_with(Resolver::default())
+}
+
+/// A client whose connections go only to addresses within `reach`: for the URLs an MCP
+/// server supplies to the client's OAuth flow.
+#[cfg(feature = "client")]
+pub(crate) fn client_within(reach: &Reach) -> Result<Client, String> {
+    client_with(Resolver {
+        reach: Some(std::sync::Arc::new(reach.clone())),
+    })
+}
+
+fn client_with(resolver: Resolver) -> Result<Client, String> {
     // The crypto provider is named here rather than taken from the process default, so
     // another crate's choice cannot make the first request panic.
     hyper_rustls::HttpsConnectorBuilder::new()
         .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
         .map(|builder| {
-            let connector = builder.https_or_http().enable_http1().build();
+            let mut http = HttpConnector::new_with_resolver(resolver);
+            // The scheme is the TLS connector's to check: it passes `https` on to this one.
+            http.enforce_http(false);
+            let connector = builder.https_or_http().enable_http1().wrap_connector(http);
             hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector)
         })
         .map_err(|e| format!("no root certificates to check servers' certificates with: {e}"))
+}
+
+/// How the runtime's HTTP client finds a host's addresses: the system's resolver, and, for a
+/// client made [`within`](client_within) a reach, a refusal of a name any of whose addresses
+/// is out of it. The check is made where the connection is made, on the addresses it is
+/// made to: a name cannot pass with a public address and then be connected to at an
+/// internal one (DNS rebinding). An address written as the URL's host is not resolved, and
+/// is the caller's to check ([`Reach::checked`]).
+#[derive(Clone, Default)]
+pub(crate) struct Resolver {
+    #[cfg(feature = "client")]
+    reach: Option<std::sync::Arc<Reach>>,
+}
+
+type Resolving = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = std::io::Result<std::vec::IntoIter<std::net::SocketAddr>>>
+            + Send,
+    >,
+>;
+
+impl tower_service::Service<hyper_util::client::legacy::connect::dns::Name> for Resolver {
+    type Response = std::vec::IntoIter<std::net::SocketAddr>;
+    type Error = std::io::Error;
+    type Future = Resolving;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: hyper_util::client::legacy::connect::dns::Name) -> Self::Future {
+        let resolver = self.clone();
+        Box::pin(async move {
+            // The port is the connector's to set on each address.
+            let addresses: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            resolver.check(name.as_str(), &addresses)?;
+            Ok(addresses.into_iter())
+        })
+    }
+}
+
+impl Resolver {
+    #[cfg(feature = "client")]
+    fn check(&self, host: &str, addresses: &[std::net::SocketAddr]) -> std::io::Result<()> {
+        let Some(reach) = &self.reach else {
+            return Ok(());
+        };
+        match addresses.iter().find(|a| !reach.allows(a.ip())) {
+            Some(out) => Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                reach.refusal(host, out.ip()),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    #[cfg(not(feature = "client"))]
+    #[allow(clippy::unused_self)]
+    fn check(&self, _: &str, _: &[std::net::SocketAddr]) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whether `url` is plain `http` to another machine: what is sent there (a token, an API key)
@@ -309,7 +390,7 @@ pub(crate) async fn exchange(
         let response = client
             .request(request)
             .await
-            .map_err(|e| format!("{url}: {e}"))?;
+            .map_err(|e| format!("{url}: {}", with_causes(&e)))?;
         let (parts, body) = response.into_parts();
         let remote = parts
             .extensions
@@ -332,9 +413,77 @@ pub(crate) async fn exchange(
         .map_err(|_| format!("{url} did not answer within {} s", deadline.as_secs()))?
 }
 
+/// An error and what caused it, down the chain: a client's "client error (Connect)" says
+/// why only in its causes.
+#[cfg(any(feature = "oauth", feature = "client"))]
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(one) = cause {
+        text.push_str(": ");
+        text.push_str(&one.to_string());
+        cause = one.source();
+    }
+    text
+}
+
 #[cfg(all(test, any(feature = "oauth", feature = "client")))]
 mod tests {
     use super::*;
+
+    /// Answers one request on `listener` with an empty 200.
+    #[cfg(feature = "client")]
+    async fn answer_once(listener: tokio::net::TcpListener) {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut head = [0u8; 1024];
+        let _ = socket.read(&mut head).await;
+        let _ = socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            .await;
+    }
+
+    #[cfg(feature = "client")]
+    async fn get(client: &Client, url: &str) -> Result<Answer, String> {
+        let request = hyper::Request::get(url)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        exchange(
+            client,
+            url,
+            request,
+            std::time::Duration::from_secs(10),
+            1024,
+        )
+        .await
+    }
+
+    #[cfg(feature = "client")]
+    #[tokio::test]
+    async fn a_client_within_a_reach_connects_to_no_name_that_leads_out_of_it() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "http://localhost:{}/",
+            listener.local_addr().unwrap().port()
+        );
+        let answering = tokio::spawn(answer_once(listener));
+        // A server on a public address: `localhost`, resolved when connecting, is out of
+        // its reach, whatever a look at the name before said.
+        let public = Reach {
+            kinds: vec![AddressKind::Public],
+        };
+        let refused = get(&client_within(&public).unwrap(), &url)
+            .await
+            .map(|answer| answer.status)
+            .unwrap_err();
+        assert!(refused.contains("Loopback address"), "{refused}");
+        // The same name within a server on loopback's reach is connected to and answered.
+        let answered = get(&client_within(&Reach::loopback()).unwrap(), &url)
+            .await
+            .unwrap();
+        assert_eq!(answered.status, hyper::StatusCode::OK);
+        answering.await.unwrap();
+    }
 
     #[test]
     fn only_https_or_loopback_http_is_fetched() {

@@ -548,8 +548,8 @@ impl Flow {
             }
             state.sign_ins.push(now);
         }
-        let http = outbound::client().map_err(CallError::Auth)?;
         let reach = Reach::of_server(server).await;
+        let http = outbound::client_within(&reach).map_err(CallError::Auth)?;
         let (resource, metadata_scopes, info) = discover(&http, &reach, server, challenge).await?;
         if !matches!(self.settings.grant, Grant::Code) {
             // No person signs in: the scopes are those the server asked for, if any.
@@ -780,7 +780,6 @@ impl Flow {
             .refresh
             .clone()
             .ok_or_else(|| CallError::Auth("no refresh token".into()))?;
-        let http = outbound::client().map_err(CallError::Auth)?;
         let mut fields = vec![
             ("grant_type", "refresh_token".to_owned()),
             ("refresh_token", refresh.clone()),
@@ -789,6 +788,7 @@ impl Flow {
             fields.push(("resource", resource.clone()));
         }
         let reach = state.reach.clone().unwrap_or_else(Reach::loopback);
+        let http = outbound::client_within(&reach).map_err(CallError::Auth)?;
         match token_request(&http, &reach, &info, &client, fields, self.dpop.as_ref()).await {
             Ok(mut fresh) => {
                 // A server that does not rotate refresh tokens keeps the old one valid.
@@ -1411,8 +1411,8 @@ async fn exchange(
     let answer = outbound::exchange(http, url, request, EXCHANGE_DEADLINE, MAX_ANSWER)
         .await
         .map_err(CallError::Auth)?;
-    // The connector resolves the name again: a name that changed its address in between
-    // (DNS rebinding) is caught here, its answer unread.
+    // The connector resolves the name again, and refuses it out of `reach` before it
+    // connects (DNS rebinding); the address it went to is looked at once more.
     if let Some(remote) = answer.remote
         && !reach.allows(remote.ip())
     {
@@ -1440,7 +1440,7 @@ pub async fn follow_redirect(url: String) -> Result<String, String> {
         .unwrap_or_else(|_| Reach::loopback());
     let uri = reach.checked(&url)?;
     reach.resolved(&uri).await?;
-    let http = outbound::client()?;
+    let http = outbound::client_within(&reach)?;
     let request = Request::builder()
         .uri(uri)
         .body(Full::new(Bytes::new()))
