@@ -332,3 +332,23 @@ async fn a_failed_sign_in_is_not_shown_as_signed_in() {
     assert!(page.contains("Not signed in"), "{page}");
     assert!(!page.contains("<title>Signed in"), "{page}");
 }
+
+#[mcp_runtime::test]
+async fn a_person_signing_in_is_not_cut_off_by_the_requests_timeout() {
+    let server = HostileAuth::loopback("normal").await;
+    // The person takes longer than the request may: the sign-in has its own five minutes.
+    let slow_person =
+        OAuth::new().on_authorize("http://127.0.0.1:1/callback", |url, _redirect| async move {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            follow_redirect(url).await
+        });
+    let client = Client::builder()
+        .timeout(Duration::from_secs(3))
+        .oauth(slow_person)
+        .http(&server.url())
+        .await
+        .expect("the request that met the sign-in waits for the person");
+    let called = client.call_tool("probe", json!({})).await.unwrap();
+    assert_eq!(called.text(), "ok");
+    client.close().await;
+}

@@ -4,12 +4,63 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use hyper::Uri;
 
 use super::CallError;
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+tokio::task_local! {
+    /// The clock of the request being sent, for the steps of a sign-in that wait on a
+    /// person (see [`PersonStep`]).
+    pub(crate) static SIGN_IN_CLOCK: Arc<SignInClock>;
+}
+
+/// How long a request's sign-ins waited on a person. A request's timeout does not count that
+/// time: a person signing in has the sign-in's own deadline (five minutes), whatever the
+/// timeout of the request that met the server's refusal.
+#[derive(Default)]
+pub(crate) struct SignInClock(Mutex<(Duration, Option<Instant>)>);
+
+impl SignInClock {
+    /// The time taken by the person steps so far (the one under way included), and whether
+    /// one is under way.
+    pub(crate) fn taken(&self) -> (Duration, bool) {
+        let (done, began) = *self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match began {
+            Some(began) => (done + began.elapsed(), true),
+            None => (done, false),
+        }
+    }
+}
+
+/// A step of a sign-in that waits on a person (the user agent's), timed on the clock of the
+/// request being sent, if any, from when it is made to when it is dropped.
+pub(crate) struct PersonStep(Option<Arc<SignInClock>>);
+
+impl PersonStep {
+    pub(crate) fn begin() -> PersonStep {
+        let clock = SIGN_IN_CLOCK.try_with(Arc::clone).ok();
+        if let Some(clock) = &clock {
+            clock.0.lock().unwrap_or_else(PoisonError::into_inner).1 = Some(Instant::now());
+        }
+        PersonStep(clock)
+    }
+}
+
+impl Drop for PersonStep {
+    fn drop(&mut self) {
+        if let Some(clock) = &self.0 {
+            let mut times = clock.0.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(began) = times.1.take() {
+                times.0 += began.elapsed();
+            }
+        }
+    }
+}
 
 /// A server's refusal of a request for want of authorisation.
 pub(crate) struct Refusal<'a> {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::auth::{SIGN_IN_CLOCK, SignInClock};
 use super::types::{Notification, Progress, ServerIdentity};
 use super::wire::{Outgoing, Wire};
 use super::{CallError, Forward, Handlers, MAX_SERVER_REQUESTS, RequestOptions};
@@ -180,6 +181,8 @@ impl Engine {
             }
         }
         let deadline = tokio::time::Instant::now() + options.timeout.unwrap_or(self.timeout);
+        // Shared by the request's rounds: time a person spent signing in extends them all.
+        let sign_ins = Arc::new(SignInClock::default());
         let mut version_retried = false;
         for _ in 0..MAX_ROUNDS {
             let result = match self
@@ -187,7 +190,7 @@ impl Engine {
                     method,
                     Value::Object(params.clone()),
                     options,
-                    deadline,
+                    (deadline, &sign_ins),
                     stateless,
                 )
                 .await
@@ -241,14 +244,15 @@ impl Engine {
         )))
     }
 
-    /// One request on the wire and its answer, before `deadline`; cancelled (and the server
-    /// told) when the caller's token fires, the deadline passes or the future is dropped.
+    /// One request on the wire and its answer, before `deadline` (moved on by the time a
+    /// person took to sign in, on `sign_ins`); cancelled (and the server told) when the
+    /// caller's token fires, the deadline passes or the future is dropped.
     async fn round(
         self: &Arc<Self>,
         method: &str,
         mut params: Value,
         options: &RequestOptions,
-        deadline: tokio::time::Instant,
+        (deadline, sign_ins): (tokio::time::Instant, &Arc<SignInClock>),
         stateless: bool,
     ) -> Result<Value, CallError> {
         if let Some(reason) = self.closed_reason() {
@@ -291,12 +295,22 @@ impl Engine {
                 .await
                 .map_err(|_| CallError::Closed(self.closed_reason().unwrap_or_default()))
         };
-        let outcome = tokio::select! {
-            outcome = exchange => outcome,
-            () = tokio::time::sleep_until(deadline) => Err(CallError::Timeout {
-                method: method.to_owned(),
-            }),
-            () = cancel.cancelled() => Err(CallError::Cancelled),
+        let exchange = SIGN_IN_CLOCK.scope(Arc::clone(sign_ins), exchange);
+        let mut exchange = std::pin::pin!(exchange);
+        let outcome = loop {
+            let (signing_in, until) = due(deadline, sign_ins);
+            tokio::select! {
+                outcome = &mut exchange => break outcome,
+                () = tokio::time::sleep_until(until) => {
+                    // Past the deadline, unless a person was signing in meanwhile.
+                    if !signing_in && due(deadline, sign_ins).1 <= tokio::time::Instant::now() {
+                        break Err(CallError::Timeout {
+                            method: method.to_owned(),
+                        });
+                    }
+                }
+                () = cancel.cancelled() => break Err(CallError::Cancelled),
+            }
         };
         match outcome {
             Ok(answer) => {
@@ -729,5 +743,21 @@ impl Drop for InFlight {
         if self.armed {
             self.cancel("the client no longer waits for the answer");
         }
+    }
+}
+
+/// Whether a person is signing in for the request, and when to look at its deadline next:
+/// the deadline moved on by the time people took to sign in, and while one is, a look a
+/// second from now at the earliest.
+fn due(deadline: tokio::time::Instant, sign_ins: &SignInClock) -> (bool, tokio::time::Instant) {
+    let (taken, signing_in) = sign_ins.taken();
+    let due = deadline + taken;
+    if signing_in {
+        (
+            true,
+            due.max(tokio::time::Instant::now() + Duration::from_secs(1)),
+        )
+    } else {
+        (false, due)
     }
 }

@@ -610,6 +610,8 @@ impl Flow {
             '?'
         };
         let url = format!("{}{separator}{}", info.authorization_endpoint, form(&query));
+        // The request's timeout does not run while a person signs in.
+        let person = super::auth::PersonStep::begin();
         let (callback, browser) = match &self.settings.authorize {
             Some(step) => {
                 let step = SIGN_IN_REACH.scope(reach.clone(), step(url, redirect.uri.clone()));
@@ -626,6 +628,7 @@ impl Flow {
                 (callback, Some(browser))
             }
         };
+        drop(person);
         let exchanged = async {
             let answer = query_of(&callback);
             if let Some(error) = answer.get("error") {
