@@ -113,6 +113,7 @@ mod imp {
 
 #[cfg(feature = "otel")]
 mod imp {
+    use std::borrow::Cow;
     use std::collections::HashMap;
     use std::future::Future;
     use std::pin::Pin;
@@ -147,6 +148,26 @@ mod imp {
         context.is_valid().then(|| context.trace_id().to_string())
     }
 
+    /// The most bytes of a client's text a span carries in one attribute or in its status. A
+    /// request id, a URI or a name is as long as the client likes: unbounded, one request
+    /// would make an export of megabytes, which a collector refuses whole, with the spans of
+    /// every other request in it.
+    const MAX_CLIENT_TEXT: usize = 512;
+
+    /// `text` as a span carries it: whole if it fits [`MAX_CLIENT_TEXT`], else cut at a
+    /// character boundary and ended with `…`, so a reader knows there was more.
+    fn bounded(text: &str) -> Cow<'_, str> {
+        const MARK: &str = "…";
+        if text.len() <= MAX_CLIENT_TEXT {
+            return Cow::Borrowed(text);
+        }
+        let mut end = MAX_CLIENT_TEXT - MARK.len();
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        Cow::Owned(format!("{}{MARK}", &text[..end]))
+    }
+
     /// The span of one request, and the context its handler runs in.
     pub(crate) struct RequestSpan {
         cx: Context,
@@ -167,7 +188,9 @@ mod imp {
             Box::pin(work.with_context(self.cx.clone()))
         }
 
-        /// Ends the span: `error.type` and an error status when the request failed.
+        /// Ends the span: `error.type` and an error status when the request failed. The
+        /// status is the error's message, which may quote the client ("unknown tool `…`"),
+        /// so it is bounded.
         pub(crate) fn end(self, error: Option<&str>, message: Option<&str>) {
             let span = self.cx.span();
             if let Some(error) = error {
@@ -175,7 +198,9 @@ mod imp {
                 if error.parse::<i64>().is_ok() {
                     span.set_attribute(KeyValue::new("rpc.response.status_code", error.to_owned()));
                 }
-                span.set_status(Status::error(message.unwrap_or(error).to_owned()));
+                span.set_status(Status::error(
+                    bounded(message.unwrap_or(error)).into_owned(),
+                ));
             }
             span.end();
         }
@@ -227,6 +252,22 @@ mod imp {
         channel: &RequestChannel,
     ) -> Option<RequestSpan> {
         let tracer = TRACER.get()?;
+        Some(start_span_with(
+            tracer, session, id, method, target, uri, meta, channel,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_span_with(
+        tracer: &opentelemetry_sdk::trace::SdkTracer,
+        session: &Arc<Session>,
+        id: &RequestId,
+        method: &str,
+        target: Option<(&'static str, &'static str)>,
+        uri: Option<&str>,
+        meta: Option<&super::TraceMeta<'_>>,
+        channel: &RequestChannel,
+    ) -> RequestSpan {
         let parent = parent(meta, channel);
         let name = match target {
             Some((_, name)) => format!("{method} {name}"),
@@ -234,7 +275,7 @@ mod imp {
         };
         let mut attributes = vec![
             KeyValue::new("mcp.method.name", method.to_owned()),
-            KeyValue::new("jsonrpc.request.id", request_id(id)),
+            KeyValue::new("jsonrpc.request.id", bounded(&request_id(id)).into_owned()),
             KeyValue::new(
                 "network.transport",
                 if channel.http.is_some() {
@@ -254,7 +295,7 @@ mod imp {
             }
         }
         if let Some(uri) = uri {
-            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_owned()));
+            attributes.push(KeyValue::new("mcp.resource.uri", bounded(uri).into_owned()));
         }
         if let Some(negotiated) = session.negotiated() {
             attributes.push(KeyValue::new(
@@ -276,9 +317,9 @@ mod imp {
             .with_kind(SpanKind::Server)
             .with_attributes(attributes)
             .start_with_context(tracer, &parent);
-        Some(RequestSpan {
+        RequestSpan {
             cx: parent.with_span(span),
-        })
+        }
     }
 
     fn request_id(id: &RequestId) -> String {
@@ -286,6 +327,88 @@ mod imp {
             Ok(serde_json::Value::String(text)) => text,
             Ok(other) => other.to_string(),
             Err(_) => String::new(),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::sync::Mutex;
+        use std::time::Duration;
+
+        use opentelemetry::trace::TracerProvider as _;
+        use opentelemetry_sdk::error::OTelSdkResult;
+        use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanProcessor};
+
+        use super::*;
+        use crate::session::Outbound;
+
+        /// Keeps the spans ended.
+        #[derive(Clone, Debug, Default)]
+        struct Ended(Arc<Mutex<Vec<SpanData>>>);
+
+        impl SpanProcessor for Ended {
+            fn on_start(&self, _: &mut opentelemetry_sdk::trace::Span, _: &Context) {}
+            fn on_end(&self, span: SpanData) {
+                self.0.lock().unwrap().push(span);
+            }
+            fn force_flush(&self) -> OTelSdkResult {
+                Ok(())
+            }
+            fn shutdown_with_timeout(&self, _: Duration) -> OTelSdkResult {
+                Ok(())
+            }
+        }
+
+        #[test]
+        fn a_clients_text_is_cut_at_a_character_and_marked() {
+            assert_eq!(bounded("héllo"), "héllo");
+            let ascii = bounded(&"x".repeat(1000)).into_owned();
+            assert_eq!(ascii, format!("{}…", "x".repeat(509)));
+            // 2-byte characters: 508 bytes of them fit with the mark, not 509.
+            let accented = bounded(&"é".repeat(300)).into_owned();
+            assert_eq!(accented, format!("{}…", "é".repeat(254)));
+        }
+
+        #[test]
+        fn a_clients_text_is_cut_in_the_span() {
+            let ended = Ended::default();
+            let provider = SdkTracerProvider::builder()
+                .with_span_processor(ended.clone())
+                .build();
+            let tracer = provider.tracer("test");
+            let session = Arc::new(Session::new(Outbound::new().0));
+            let channel = RequestChannel::new(Outbound::new().0);
+            let long = "é".repeat(100_000);
+            let span = start_span_with(
+                &tracer,
+                &session,
+                &RequestId::String(long.as_str().into()),
+                "resources/read",
+                None,
+                Some(&long),
+                None,
+                &channel,
+            );
+            span.end(Some("-32602"), Some(&format!("unknown resource `{long}`")));
+            let spans = ended.0.lock().unwrap();
+            let cut = |text: &str, what: &str| {
+                assert!(text.len() <= 512, "{what}: {} bytes", text.len());
+                assert!(text.ends_with("é…"), "{what} is marked as cut");
+            };
+            for key in ["jsonrpc.request.id", "mcp.resource.uri"] {
+                let value = spans[0]
+                    .attributes
+                    .iter()
+                    .find(|kv| kv.key.as_str() == key)
+                    .map(|kv| kv.value.as_str().into_owned())
+                    .unwrap_or_else(|| panic!("no {key}"));
+                cut(&value, key);
+            }
+            let Status::Error { description } = &spans[0].status else {
+                panic!("{:?}", spans[0].status);
+            };
+            assert!(description.starts_with("unknown resource `é"));
+            cut(description, "the status");
         }
     }
 }

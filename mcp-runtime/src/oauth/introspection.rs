@@ -70,10 +70,11 @@ impl std::fmt::Debug for Introspection {
 struct Shared {
     fetcher: OnceLock<Fetcher>,
     /// The endpoint found, or why not and when (a failure is not tried again for a while).
-    endpoint: tokio::sync::Mutex<Option<(Result<String, String>, Instant)>>,
+    /// Held by the discovery's own task while it runs: see [`Introspection::find_endpoint`].
+    endpoint: Arc<tokio::sync::Mutex<Option<Discovered>>>,
     cache: Mutex<HashMap<[u8; 32], (Instant, AuthInfo)>>,
     /// The questions in flight, by the token's digest.
-    inflight: Mutex<HashMap<[u8; 32], Arc<Asked>>>,
+    inflight: Questions,
     /// Bounds the questions in flight at once: a flood of made-up tokens costs the
     /// authorization server this many concurrent requests, no more.
     asking: tokio::sync::Semaphore,
@@ -83,7 +84,7 @@ impl Default for Shared {
     fn default() -> Self {
         Shared {
             fetcher: OnceLock::new(),
-            endpoint: tokio::sync::Mutex::new(None),
+            endpoint: Arc::default(),
             cache: Mutex::new(HashMap::new()),
             inflight: Mutex::new(HashMap::new()),
             asking: tokio::sync::Semaphore::new(MAX_ASKING),
@@ -91,8 +92,14 @@ impl Default for Shared {
     }
 }
 
+/// The introspection endpoint found in the metadata, or why none was, and when.
+type Discovered = (Result<String, String>, Instant);
+
 /// One question about a token, its answer shared by every request that waits for it.
 type Asked = tokio::sync::OnceCell<Result<AuthInfo, AuthRejection>>;
+
+/// The questions in flight, by the token's digest.
+type Questions = Mutex<HashMap<[u8; 32], Arc<Asked>>>;
 
 /// The most introspection requests in flight at once.
 const MAX_ASKING: usize = 32;
@@ -162,27 +169,12 @@ impl Introspection {
         }
         // Requests presenting the same token at once share one question (a client opening
         // several streams with a fresh token asks the authorization server once).
-        let asked = {
-            let mut asking = self
-                .shared
-                .inflight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            Arc::clone(asking.entry(digest).or_default())
-        };
-        let answer = asked.get_or_init(|| self.ask(token, digest)).await.clone();
-        let mut asking = self
-            .shared
-            .inflight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if asking
-            .get(&digest)
-            .is_some_and(|cell| Arc::ptr_eq(cell, &asked))
-        {
-            asking.remove(&digest);
-        }
-        answer
+        let waiting = Waiting::join(&self.shared.inflight, digest);
+        waiting
+            .asked()
+            .get_or_init(|| self.ask(token, digest))
+            .await
+            .clone()
     }
 
     /// Asks the authorization server about a token, and keeps an accepting answer.
@@ -223,23 +215,31 @@ impl Introspection {
         if let Some(url) = &self.endpoint {
             return Ok(url.clone());
         }
-        let mut found = self.shared.endpoint.lock().await;
+        let mut found = Arc::clone(&self.shared.endpoint).lock_owned().await;
         if let Some((outcome, at)) = &*found
             && (outcome.is_ok() || at.elapsed() < DISCOVERY_BACKOFF)
         {
             return outcome.clone().map_err(|failure| self.failed(&failure));
         }
-        let discovered = discovery::discover(fetcher, &self.issuer)
+        // The discovery is a task of its own, holding the lock until its outcome is recorded:
+        // a request that stops waiting (its client hung up) does not cancel it, so the
+        // requests queued behind it use its outcome instead of each discovering anew.
+        let fetcher = fetcher.clone();
+        let issuer = self.issuer.clone();
+        let discovery = tokio::spawn(async move {
+            let discovered = discovery::discover(&fetcher, &issuer)
+                .await
+                .and_then(|metadata| {
+                    metadata.introspection_endpoint.ok_or_else(|| {
+                        format!("the metadata of `{issuer}` names no introspection_endpoint")
+                    })
+                });
+            *found = Some((discovered.clone(), Instant::now()));
+            discovered
+        });
+        let discovered = discovery
             .await
-            .and_then(|metadata| {
-                metadata.introspection_endpoint.ok_or_else(|| {
-                    format!(
-                        "the metadata of `{}` names no introspection_endpoint",
-                        self.issuer
-                    )
-                })
-            });
-        *found = Some((discovered.clone(), Instant::now()));
+            .unwrap_or_else(|failure| Err(format!("the discovery failed: {failure}")));
         discovered.map_err(|failure| self.failed(&failure))
     }
 
@@ -319,6 +319,57 @@ impl Introspection {
     }
 }
 
+/// A request's share in the question about its token, from the map of those in flight. The
+/// question leaves the map once answered (a later request asks anew), or when the last
+/// request waiting for it gives up on it (its client hung up): made-up tokens presented and
+/// given up on leave nothing behind.
+struct Waiting<'a> {
+    inflight: &'a Questions,
+    digest: [u8; 32],
+    asked: Option<Arc<Asked>>,
+}
+
+impl<'a> Waiting<'a> {
+    fn join(inflight: &'a Questions, digest: [u8; 32]) -> Self {
+        let asked = Arc::clone(
+            inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .entry(digest)
+                .or_default(),
+        );
+        Waiting {
+            inflight,
+            digest,
+            asked: Some(asked),
+        }
+    }
+
+    fn asked(&self) -> &Asked {
+        self.asked.as_deref().expect("held until dropped")
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut inflight = self.inflight.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(asked) = self.asked.take() else {
+            return;
+        };
+        // Shares are taken and given back only while the map is locked, so the count is
+        // exact: two (the map's and this one) means no other request waits.
+        let last = Arc::strong_count(&asked) == 2;
+        if (asked.initialized() || last)
+            && inflight
+                .get(&self.digest)
+                .is_some_and(|cell| Arc::ptr_eq(cell, &asked))
+        {
+            inflight.remove(&self.digest);
+        }
+        drop(asked);
+    }
+}
+
 impl TokenVerifier for Introspection {
     fn verify<'a>(
         &'a self,
@@ -330,6 +381,7 @@ impl TokenVerifier for Introspection {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stub_provider::StubProvider;
     use super::*;
 
     fn verifier() -> Introspection {
@@ -429,6 +481,74 @@ mod tests {
         assert!(v.shared.inflight.lock().unwrap().is_empty());
         v.check("t").await.unwrap();
         assert_eq!(asked.load(Ordering::SeqCst), 2, "a later request asks anew");
+    }
+
+    #[tokio::test]
+    async fn a_question_leaves_the_map_when_no_request_waits_for_it() {
+        let provider = StubProvider::start(|_, path| {
+            (path == "/introspect").then(|| serde_json::json!({"active": false}).to_string())
+        })
+        .await;
+        let v = verifier().endpoint(format!("{}/introspect", provider.url));
+        let inflight = || v.shared.inflight.lock().unwrap().len();
+        // The only request hangs up while the question is asked.
+        tokio::select! {
+            answer = v.check("made-up") => panic!("answered while the endpoint holds it: {answer:?}"),
+            () = provider.received("/introspect", 1) => {}
+        }
+        assert_eq!(inflight(), 0, "nobody waits for the question");
+
+        // Of two requests sharing a question, the one asking hangs up: the other still waits
+        // for it, so it stays, and asks in turn.
+        let mut asking = Box::pin(v.check("shared"));
+        let mut waiting = Box::pin(v.check("shared"));
+        tokio::select! {
+            answer = &mut asking => panic!("answered while the endpoint holds it: {answer:?}"),
+            () = provider.received("/introspect", 2) => {}
+        }
+        tokio::select! {
+            biased;
+            answer = &mut waiting => panic!("answered while the endpoint holds it: {answer:?}"),
+            () = std::future::ready(()) => {}
+        }
+        drop(asking);
+        assert_eq!(inflight(), 1, "a request still waits");
+        provider.open();
+        assert!(matches!(waiting.await, Err(AuthRejection::InvalidToken(_))));
+        assert_eq!(provider.count("/introspect"), 3);
+        assert_eq!(inflight(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_discovery_given_up_on_is_finished_for_the_requests_behind_it() {
+        const METADATA: &str = "/.well-known/oauth-authorization-server";
+        let provider = StubProvider::start(|base, path| match path {
+            METADATA => Some(
+                serde_json::json!({
+                    "issuer": base, "introspection_endpoint": format!("{base}/introspect")
+                })
+                .to_string(),
+            ),
+            "/introspect" => Some(serde_json::json!({"active": false}).to_string()),
+            _ => None,
+        })
+        .await;
+        let v = Introspection::new(&provider.url, "https://mcp.example/mcp");
+        tokio::select! {
+            answer = v.check("made-up") => panic!("answered without the metadata: {answer:?}"),
+            () = provider.received(METADATA, 1) => {}
+        }
+        provider.open();
+        let answer = v.check("made-up").await;
+        assert!(
+            matches!(answer, Err(AuthRejection::InvalidToken(_))),
+            "{answer:?}"
+        );
+        assert_eq!(
+            provider.count(METADATA),
+            1,
+            "one discovery for both requests"
+        );
     }
 
     #[test]

@@ -110,8 +110,9 @@ impl Keys {
 struct KeyCache {
     current: RwLock<Option<Arc<KeySet>>>,
     /// Held while a fetch is under way, so concurrent requests wait for one fetch (or, with
-    /// keys already held, use those meanwhile).
-    fetching: tokio::sync::Mutex<Fetching>,
+    /// keys already held, use those meanwhile). The fetch's own task holds it, not the
+    /// request that started it: see [`JwtVerifier::refresh`].
+    fetching: Arc<tokio::sync::Mutex<Fetching>>,
 }
 
 #[derive(Debug, Default)]
@@ -269,6 +270,13 @@ impl JwtVerifier {
         };
         let mut keys = self.keys(None).await?.set();
         let mut matching = keys.matching(header.kid.as_deref(), header.alg);
+        if matching.is_empty()
+            && let Some(kid) = header.kid.as_deref()
+            && keys.keys.iter().any(|k| k.kid.as_deref() == Some(kid))
+        {
+            // The key is held, for another algorithm: fetching the set again cannot help.
+            return Err(invalid("the token's algorithm does not fit its key"));
+        }
         if matching.is_empty() {
             // A key this set does not hold: the authorization server may have rotated.
             match self.keys(Some(&keys)).await? {
@@ -311,20 +319,20 @@ impl JwtVerifier {
             }
             // Old keys: one request fetches anew, the others verify with the old ones
             // meanwhile rather than wait for it.
-            return match self.keys.fetching.try_lock() {
-                Ok(mut fetching) => self.refresh(&mut fetching, current, None).await,
+            return match Arc::clone(&self.keys.fetching).try_lock_owned() {
+                Ok(fetching) => self.refresh(fetching, current, None).await,
                 Err(_) => Ok(Keys::Held(Arc::clone(keys))),
             };
         }
-        let mut fetching = self.keys.fetching.lock().await;
-        self.refresh(&mut fetching, current, stale).await
+        let fetching = Arc::clone(&self.keys.fetching).lock_owned().await;
+        self.refresh(fetching, current, stale).await
     }
 
     /// Fetches the key set, unless another request did while this one waited, or the last
     /// attempt ended less than the refresh period ago.
     async fn refresh(
         &self,
-        fetching: &mut Fetching,
+        fetching: tokio::sync::OwnedMutexGuard<Fetching>,
         current: Option<Arc<KeySet>>,
         stale: Option<&Arc<KeySet>>,
     ) -> Result<Keys, AuthRejection> {
@@ -350,22 +358,40 @@ impl JwtVerifier {
         if !allowed {
             return current.map(Keys::Held).ok_or_else(unreachable);
         }
-        let fetched = tokio::time::timeout(FETCH_BUDGET, self.fetch(fetching))
+        // The fetch is a task of its own, holding the lock until its keys are kept and the
+        // attempt recorded. A request stops waiting when its client hangs up or its deadline
+        // passes; had it run the fetch, the fetch would end unrecorded, the next request would
+        // start another, and a flood of requests given up on would each cost the
+        // authorization server a fetch.
+        let issuer = self.issuer.clone();
+        let named_jwks_uri = self.jwks_uri.clone();
+        let cache = Arc::clone(&self.keys);
+        let fetch = tokio::spawn(async move {
+            let mut fetching = fetching;
+            let fetched = tokio::time::timeout(
+                FETCH_BUDGET,
+                fetch_key_set(&issuer, named_jwks_uri.as_deref(), &mut fetching),
+            )
             .await
             .unwrap_or_else(|_| Err(format!("no key set within {} s", FETCH_BUDGET.as_secs())));
-        fetching.last_attempt = Some(Instant::now());
-        match fetched {
-            Ok(keys) => {
-                let keys = Arc::new(keys);
-                *self.keys.current.write().unwrap_or_else(|p| p.into_inner()) =
-                    Some(Arc::clone(&keys));
-                Ok(Keys::Current(keys))
+            fetching.last_attempt = Some(Instant::now());
+            match fetched {
+                Ok(keys) => {
+                    let keys = Arc::new(keys);
+                    *cache.current.write().unwrap_or_else(|p| p.into_inner()) =
+                        Some(Arc::clone(&keys));
+                    Some(keys)
+                }
+                Err(failure) => {
+                    tracing::warn!(%issuer, "fetching the token keys failed: {failure}");
+                    None
+                }
             }
-            Err(failure) => {
-                tracing::warn!(issuer = %self.issuer, "fetching the token keys failed: {failure}");
-                // Keys fetched before still verify until a fetch succeeds.
-                current.map(Keys::Held).ok_or_else(unreachable)
-            }
+        });
+        match fetch.await {
+            Ok(Some(keys)) => Ok(Keys::Current(keys)),
+            // Keys fetched before still verify until a fetch succeeds.
+            _ => current.map(Keys::Held).ok_or_else(unreachable),
         }
     }
 
@@ -376,37 +402,44 @@ impl JwtVerifier {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
+}
 
-    async fn fetch(&self, fetching: &mut Fetching) -> Result<KeySet, String> {
-        let fetcher = fetching.fetcher.get_or_insert_with(Fetcher::new).clone();
-        let jwks_uri = match (&self.jwks_uri, &fetching.jwks_uri) {
-            (Some(uri), _) | (None, Some(uri)) => uri.clone(),
-            (None, None) => {
-                let metadata = discovery::discover(&fetcher, &self.issuer).await?;
-                let uri = metadata.jwks_uri.ok_or_else(|| {
-                    format!("the metadata of `{}` names no jwks_uri", self.issuer)
-                })?;
-                fetching.jwks_uri = Some(uri.clone());
-                uri
-            }
-        };
-        let document = fetcher.get_json(&jwks_uri).await?;
-        let listed = document
-            .get("keys")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{jwks_uri} holds no `keys` array"))?;
-        let keys: Vec<Key> = listed.iter().filter_map(key).collect();
-        tracing::debug!(
-            jwks_uri,
-            keys = keys.len(),
-            listed = listed.len(),
-            "fetched the token keys"
-        );
-        Ok(KeySet {
-            keys,
-            fetched: Instant::now(),
-        })
-    }
+/// Fetches `issuer`'s key set, from `named_jwks_uri` or else the one its metadata names
+/// (found once, then kept in `fetching`).
+async fn fetch_key_set(
+    issuer: &str,
+    named_jwks_uri: Option<&str>,
+    fetching: &mut Fetching,
+) -> Result<KeySet, String> {
+    let fetcher = fetching.fetcher.get_or_insert_with(Fetcher::new).clone();
+    let jwks_uri = match (named_jwks_uri, &fetching.jwks_uri) {
+        (Some(uri), _) => uri.to_owned(),
+        (None, Some(uri)) => uri.clone(),
+        (None, None) => {
+            let metadata = discovery::discover(&fetcher, issuer).await?;
+            let uri = metadata
+                .jwks_uri
+                .ok_or_else(|| format!("the metadata of `{issuer}` names no jwks_uri"))?;
+            fetching.jwks_uri = Some(uri.clone());
+            uri
+        }
+    };
+    let document = fetcher.get_json(&jwks_uri).await?;
+    let listed = document
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{jwks_uri} holds no `keys` array"))?;
+    let keys: Vec<Key> = listed.iter().filter_map(key).collect();
+    tracing::debug!(
+        jwks_uri,
+        keys = keys.len(),
+        listed = listed.len(),
+        "fetched the token keys"
+    );
+    Ok(KeySet {
+        keys,
+        fetched: Instant::now(),
+    })
 }
 
 /// A key of the set, if it is a public signing key this verifier can use: symmetric keys
@@ -512,5 +545,124 @@ mod tests {
         // The key says RS256: a PS256 or ES256 token is not verified with it.
         assert!(set.matching(Some("r"), Algorithm::PS256).is_empty());
         assert!(set.matching(Some("r"), Algorithm::ES256).is_empty());
+    }
+
+    use super::super::stub_provider::StubProvider;
+
+    const RSA_MODULUS: &str = "sXchDaQebHnPiGvyDOAT4saGEUetSyo9MKLOoWFsueri23bOdgWp4Dy1WlUzewbgBHod5pcM9H95GQRV3JDXboIRROSBigeC5yjU1hGzHHyXss8UDprecbAYxknTcQkhslANGRUZmdTOQ5qTRsLAt6BTYuyvVRdhS8exSZEy_c4gs_7svlJJQ4H9_NxsiIoLwAEk7-Q3UXERGYw_75IDrGA84-lA_-Ct4eTlXHBIY2EaV7t7LjJaynVJCpkv4LKjTTAumiGUIuQhrNhZLuF_RJLqHpM2kgWFLU7-VTdL1VbC2tejvcI2BlMkEpk1BzBZI0KQB0GaDWFLN-aEAw3vRw";
+
+    /// A provider publishing one RSA key, `r`, for RS256, at `/jwks`.
+    async fn provider() -> StubProvider {
+        StubProvider::start(|_, path| {
+            (path == "/jwks").then(|| {
+                serde_json::json!({"keys": [{
+                    "kty": "RSA", "kid": "r", "alg": "RS256", "use": "sig", "e": "AQAB",
+                    "n": RSA_MODULUS
+                }]})
+                .to_string()
+            })
+        })
+        .await
+    }
+
+    fn verifier(provider: &StubProvider) -> JwtVerifier {
+        JwtVerifier::new("https://as.example", "https://mcp.example/mcp")
+            .jwks_uri(format!("{}/jwks", provider.url))
+    }
+
+    /// A token naming the key `kid` and the algorithm `alg`, its signature made up: enough to
+    /// make the verifier look for its key.
+    fn token(kid: &str, alg: &str) -> String {
+        use base64::Engine as _;
+        let encode =
+            |part: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(part.to_string());
+        let header = encode(serde_json::json!({"alg": alg, "kid": kid, "typ": "JWT"}));
+        let claims = encode(serde_json::json!({"sub": "ada"}));
+        format!("{header}.{claims}.c2lnbmF0dXJl")
+    }
+
+    /// Verifies `token` until the provider has received its `n`th request for the key set,
+    /// then drops the verification, as the server does when the client hangs up.
+    async fn give_up_while_fetching(
+        verifier: &JwtVerifier,
+        token: &str,
+        provider: &StubProvider,
+        n: usize,
+    ) {
+        tokio::select! {
+            answer = verifier.check(token) => panic!("answered without the key set: {answer:?}"),
+            () = provider.received("/jwks", n) => {}
+        }
+    }
+
+    #[tokio::test]
+    async fn a_first_fetch_given_up_on_still_counts_against_the_refresh_period() {
+        let provider = provider().await;
+        let v = verifier(&provider);
+        let made_up = token("made-up", "RS256");
+        give_up_while_fetching(&v, &made_up, &provider, 1).await;
+        provider.open();
+        let answer = v.check(&made_up).await;
+        assert!(
+            matches!(answer, Err(AuthRejection::Unavailable(_))),
+            "{answer:?}"
+        );
+        assert_eq!(provider.count("/jwks"), 1, "one fetch for both requests");
+    }
+
+    #[tokio::test]
+    async fn a_refetch_for_an_unknown_key_given_up_on_serves_the_requests_behind_it() {
+        let provider = provider().await;
+        provider.open();
+        // Every unknown key may fetch the set again: only a fetch under way saves one.
+        let v = verifier(&provider).min_refresh(Duration::ZERO);
+        let answer = v.check(&token("r", "RS256")).await;
+        assert_eq!(
+            answer,
+            Err(AuthRejection::InvalidToken("bad signature".into()))
+        );
+        provider.close();
+        let made_up = token("made-up", "RS256");
+        give_up_while_fetching(&v, &made_up, &provider, 2).await;
+        provider.open();
+        let answer = v.check(&made_up).await;
+        assert!(
+            matches!(&answer, Err(AuthRejection::InvalidToken(why)) if why.contains("does not publish")),
+            "{answer:?}"
+        );
+        assert_eq!(provider.count("/jwks"), 2, "the refetch under way was used");
+    }
+
+    #[tokio::test]
+    async fn a_refetch_of_old_keys_given_up_on_goes_on_while_others_use_the_old_keys() {
+        let provider = provider().await;
+        provider.open();
+        let v = verifier(&provider)
+            .max_key_age(Duration::ZERO)
+            .min_refresh(Duration::ZERO);
+        let signed_by_r = token("r", "RS256");
+        let bad_signature = Err(AuthRejection::InvalidToken("bad signature".into()));
+        assert_eq!(v.check(&signed_by_r).await, bad_signature);
+        provider.close();
+        give_up_while_fetching(&v, &signed_by_r, &provider, 2).await;
+        tokio::select! {
+            answer = v.check(&signed_by_r) => assert_eq!(answer, bad_signature, "the old keys"),
+            () = provider.received("/jwks", 3) => panic!("a second fetch while one is under way"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_known_key_with_another_algorithm_is_refused_without_a_refetch() {
+        let provider = provider().await;
+        provider.open();
+        let v = verifier(&provider);
+        let answer = v.check(&token("r", "ES256")).await;
+        assert_eq!(
+            answer,
+            Err(AuthRejection::InvalidToken(
+                "the token's algorithm does not fit its key".into()
+            ))
+        );
+        assert_eq!(provider.count("/jwks"), 1);
     }
 }

@@ -16,6 +16,8 @@ mod discovery;
 mod fetch;
 mod introspection;
 mod jwt;
+#[cfg(test)]
+mod stub_provider;
 
 pub use introspection::Introspection;
 pub use jwt::JwtVerifier;

@@ -106,7 +106,6 @@ impl Server {
             _ => None,
         };
         drop(catalogue);
-        let uri = named.uri.as_deref().map(|uri| truncated(uri, 512));
         let mut ending = Ending {
             metrics: metrics.then(|| self.clone()),
             started,
@@ -124,7 +123,7 @@ impl Server {
                 id,
                 &ending.method,
                 ending.target,
-                uri,
+                named.uri.as_deref(),
                 named.meta.as_ref(),
                 channel,
             );
@@ -158,18 +157,6 @@ impl Server {
 /// The name of whatever is counted together: methods nobody serves, tools and prompts the
 /// server does not have.
 const OTHER: &str = "_OTHER";
-
-/// At most `max` bytes of `text`, cut at a character boundary.
-fn truncated(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
 
 /// A request being observed, recorded once its response is known, or as `cancelled` if
 /// it is dropped first.
@@ -297,11 +284,5 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true,"_meta":{}}}"#;
         assert_eq!(outcome("tools/call", &one, failed), Outcome::ToolError);
         assert_eq!(outcome("prompts/get", &one, failed), Outcome::Ok);
-    }
-
-    #[test]
-    fn long_names_are_cut_at_a_character() {
-        assert_eq!(truncated("héllo", 2), "h");
-        assert_eq!(truncated("hello", 9), "hello");
     }
 }
