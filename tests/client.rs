@@ -37,6 +37,31 @@ fn hostile(mode: &str, env: &[(&str, &str)]) -> tokio::process::Command {
     command
 }
 
+/// A gateway serving the hostile server in `mode` (with `env`) mounted as `prefix`, and a
+/// client of the gateway in the handshake era; the gateway lives as long as it is kept.
+async fn gateway_over(
+    prefix: &str,
+    mode: &str,
+    env: &[(&str, &str)],
+) -> (mcp_runtime::Server, Client) {
+    let mounted = Client::builder()
+        .proxy()
+        .stdio(hostile(mode, env))
+        .await
+        .unwrap();
+    let gateway = mcp_runtime::server!()
+        .auto_register(false)
+        .mount(Mount::new(prefix, mounted).await.unwrap())
+        .build()
+        .unwrap();
+    let caller = Client::builder()
+        .era(Era::Handshake)
+        .in_process(&gateway)
+        .await
+        .unwrap();
+    (gateway, caller)
+}
+
 /// A client answering the catalogue's sampling, elicitation and roots requests.
 fn answering() -> mcp_runtime::client::ClientBuilder {
     Client::builder()
@@ -797,24 +822,12 @@ async fn a_mount_changing_a_large_description_without_end_is_held_to_a_bound_kee
     // changes a 1 MiB description on every bump stops being followed once the mount's text
     // reaches 16 MiB, and the gateway goes on serving the version it took last.
     const BUMPS: usize = 30;
-    let describer = Client::builder()
-        .proxy()
-        .stdio(hostile(
-            "describe",
-            &[("DESCRIPTION_BYTES", &(1024 * 1024).to_string())],
-        ))
-        .await
-        .unwrap();
-    let gateway = mcp_runtime::server!()
-        .auto_register(false)
-        .mount(Mount::new("describer", describer).await.unwrap())
-        .build()
-        .unwrap();
-    let caller = Client::builder()
-        .era(Era::Handshake)
-        .in_process(&gateway)
-        .await
-        .unwrap();
+    let (_gateway, caller) = gateway_over(
+        "describer",
+        "describe",
+        &[("DESCRIPTION_BYTES", &(1024 * 1024).to_string())],
+    )
+    .await;
     let version = |tools: &[mcp_runtime::client::ToolInfo]| -> usize {
         let Some(described) = tools.iter().find(|t| t.name == "describer_described") else {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -879,21 +892,8 @@ async fn progress_past_a_bounded_senders_capacity_is_dropped_not_held() {
 
 #[mcp_runtime::test]
 async fn a_mounted_call_flooded_with_progress_is_answered_and_its_progress_passed_on() {
-    let flooder = Client::builder()
-        .proxy()
-        .stdio(hostile("progress_flood", &[("PROGRESS", "100000")]))
-        .await
-        .unwrap();
-    let gateway = mcp_runtime::server!()
-        .auto_register(false)
-        .mount(Mount::new("flooder", flooder).await.unwrap())
-        .build()
-        .unwrap();
-    let caller = Client::builder()
-        .era(Era::Handshake)
-        .in_process(&gateway)
-        .await
-        .unwrap();
+    let (_gateway, caller) =
+        gateway_over("flooder", "progress_flood", &[("PROGRESS", "100000")]).await;
     let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel();
     let options = RequestOptions::default().with_progress(sender);
     let done = tokio::time::timeout(
@@ -959,21 +959,8 @@ async fn a_mounted_name_that_is_not_a_valid_tool_name_is_left_out() {
         longest,
         "fine-name.v2"
     ]);
-    let odd = Client::builder()
-        .proxy()
-        .stdio(hostile("odd_names", &[("NAMES", &names.to_string())]))
-        .await
-        .unwrap();
-    let gateway = mcp_runtime::server!()
-        .auto_register(false)
-        .mount(Mount::new("odd", odd).await.unwrap())
-        .build()
-        .unwrap();
-    let caller = Client::builder()
-        .era(Era::Handshake)
-        .in_process(&gateway)
-        .await
-        .unwrap();
+    let (_gateway, caller) =
+        gateway_over("odd", "odd_names", &[("NAMES", &names.to_string())]).await;
     let valid = |name: &str| {
         (1..=128).contains(&name.len())
             && name
@@ -1155,21 +1142,7 @@ async fn answers_a_server_does_not_read_are_given_up_after_the_clients_timeout()
 
 #[mcp_runtime::test]
 async fn a_mounted_change_the_gateway_refuses_leaves_the_version_served_before() {
-    let reshaper = Client::builder()
-        .proxy()
-        .stdio(hostile("reschema", &[]))
-        .await
-        .unwrap();
-    let gateway = mcp_runtime::server!()
-        .auto_register(false)
-        .mount(Mount::new("reshaper", reshaper).await.unwrap())
-        .build()
-        .unwrap();
-    let caller = Client::builder()
-        .era(Era::Handshake)
-        .in_process(&gateway)
-        .await
-        .unwrap();
+    let (_gateway, caller) = gateway_over("reshaper", "reschema", &[]).await;
     // Version 1 of `reshaped` takes a string, not named arguments: it cannot be served.
     caller.call_tool("reshaper_bump", json!({})).await.unwrap();
     let tools = wait_for_tool(&caller, "reshaper_marker1").await;
