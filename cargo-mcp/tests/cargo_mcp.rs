@@ -515,12 +515,25 @@ fn lint_passes_clean_servers_and_fails_on_schemas_a_client_refuses() {
     );
 }
 
-/// `python3 …/tests/servers/hostile_server.py MODE`, the workspace's hostile server over
-/// stdio, as a TARGET (`MCP_TEST_PYTHON` names another Python).
+/// `python3 …/hostile_server.py MODE`, the workspace's hostile server over stdio, as a
+/// TARGET (`MCP_TEST_PYTHON` names another Python). The script is named through a link in
+/// the temporary folder: `cargo mcp` splits a command line at white space, and the
+/// workspace's path may hold a space.
 fn hostile_server(mode: &str) -> String {
+    static LINK: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let link = LINK.get_or_init(|| {
+        let link =
+            std::env::temp_dir().join(format!("cargo-mcp-hostile-{}.py", std::process::id()));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(
+            workspace_root().join("tests/servers/hostile_server.py"),
+            &link,
+        )
+        .unwrap();
+        link
+    });
     let python = std::env::var("MCP_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = workspace_root().join("tests/servers/hostile_server.py");
-    format!("{python} {} {mode}", script.display())
+    format!("{python} {} {mode}", link.display())
 }
 
 /// The hostile server's ESCAPES: erase the line, up a line, write the clipboard (OSC 52),
