@@ -229,12 +229,27 @@ impl Reach {
         }
     }
 
-    /// The reach of the URLs the server at `server` supplies: the kinds of the addresses
-    /// its host resolves to, and public ones.
-    pub(crate) async fn of_server(server: &hyper::Uri) -> Reach {
+    /// The reach of the URLs the server at `server` supplies: public addresses, and the kind
+    /// of the address the client's connection to it went to (`peer`). Without one, the kinds
+    /// of the addresses its host resolves to, when none of them is public (see
+    /// [`of_addresses`](Self::of_addresses)).
+    pub(crate) async fn of_server(server: &hyper::Uri, peer: Option<std::net::IpAddr>) -> Reach {
+        match peer {
+            Some(ip) => Reach::of_addresses(&[ip]),
+            None => Reach::of_addresses(&resolve(server).await.unwrap_or_default()),
+        }
+    }
+
+    /// The reach of a server at `addresses`: public ones, and the kinds of the others when
+    /// none is public. A name is its owner's to answer for: one that answers a public
+    /// address and a loopback one is a public server whose DNS names the client's machine.
+    pub(crate) fn of_addresses(addresses: &[std::net::IpAddr]) -> Reach {
         let mut kinds = vec![AddressKind::Public];
-        for ip in resolve(server).await.unwrap_or_default() {
-            let kind = AddressKind::of(ip);
+        let kinds_of = addresses.iter().map(|ip| AddressKind::of(*ip));
+        if kinds_of.clone().any(|kind| kind == AddressKind::Public) {
+            return Reach { kinds };
+        }
+        for kind in kinds_of {
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
@@ -460,6 +475,26 @@ mod tests {
 
     #[cfg(feature = "client")]
     #[tokio::test]
+    async fn a_servers_reach_is_that_of_the_address_it_was_reached_at() {
+        let loopback: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let public: std::net::IpAddr = "192.0.2.10".parse().unwrap();
+        let private: std::net::IpAddr = "10.0.0.5".parse().unwrap();
+        let server: hyper::Uri = "http://localhost/mcp".parse().unwrap();
+        // `localhost` resolves to loopback, but the connection went to a public address:
+        // the server's DNS cannot answer loopback to a second look.
+        let reached = Reach::of_server(&server, Some(public)).await;
+        assert!(!reached.allows(loopback));
+        let on_loopback = Reach::of_server(&server, Some(loopback)).await;
+        assert!(on_loopback.allows(loopback));
+        // A name that answers a public address among others is a public server.
+        assert!(!Reach::of_addresses(&[public, loopback]).allows(loopback));
+        assert!(!Reach::of_addresses(&[loopback, public, private]).allows(private));
+        assert!(Reach::of_addresses(&[private, loopback]).allows(private));
+        assert!(Reach::of_addresses(&[private, loopback]).allows(public));
+    }
+
+    #[cfg(feature = "client")]
+    #[tokio::test]
     async fn a_client_within_a_reach_connects_to_no_name_that_leads_out_of_it() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!(
@@ -529,10 +564,10 @@ mod tests {
     #[cfg(feature = "client")]
     #[tokio::test]
     async fn a_server_reaches_only_public_addresses_and_its_own_kind() {
-        let public = Reach::of_server(&"https://192.0.2.10/mcp".parse().unwrap()).await;
-        let loopback = Reach::of_server(&"http://127.0.0.1:8080/mcp".parse().unwrap()).await;
-        let private = Reach::of_server(&"http://10.0.0.5/mcp".parse().unwrap()).await;
-        let link_local = Reach::of_server(&"http://169.254.1.1/mcp".parse().unwrap()).await;
+        let public = Reach::of_server(&"https://192.0.2.10/mcp".parse().unwrap(), None).await;
+        let loopback = Reach::of_server(&"http://127.0.0.1:8080/mcp".parse().unwrap(), None).await;
+        let private = Reach::of_server(&"http://10.0.0.5/mcp".parse().unwrap(), None).await;
+        let link_local = Reach::of_server(&"http://169.254.1.1/mcp".parse().unwrap(), None).await;
         for url in [
             "http://127.0.0.1:8081/.well-known/oauth-protected-resource",
             "http://localhost:8081/x",
@@ -562,12 +597,13 @@ mod tests {
     #[cfg(feature = "client")]
     #[tokio::test]
     async fn a_name_is_judged_by_the_addresses_it_resolves_to() {
-        let public = Reach::of_server(&"https://192.0.2.10/mcp".parse().unwrap()).await;
+        let public = Reach::of_server(&"https://192.0.2.10/mcp".parse().unwrap(), None).await;
         let name: hyper::Uri = "https://localhost:8443/token".parse().unwrap();
         assert!(public.checked("https://localhost:8443/token").is_ok());
         let refused = public.resolved(&name).await.unwrap_err();
         assert!(refused.contains("Loopback"), "{refused}");
-        let on_loopback = Reach::of_server(&"http://localhost:8080/mcp".parse().unwrap()).await;
+        let on_loopback =
+            Reach::of_server(&"http://localhost:8080/mcp".parse().unwrap(), None).await;
         assert!(on_loopback.resolved(&name).await.is_ok());
     }
 

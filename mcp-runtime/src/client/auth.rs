@@ -70,6 +70,12 @@ pub(crate) struct Refusal<'a> {
     pub challenge: &'a str,
     /// Its `DPoP-Nonce` header (RFC 9449), if any.
     pub dpop_nonce: Option<&'a str>,
+    /// The address the refused request went to, where the connection tells it: the
+    /// server's own, which the server's DNS cannot answer otherwise afterwards.
+    pub peer: Option<std::net::IpAddr>,
+    /// The `Authorization` the refused request carried, if any: a token renewed since (by
+    /// another request) is tried before anything else is.
+    pub authorization: Option<&'a str>,
 }
 
 pub(crate) trait Authorize: Send + Sync + 'static {

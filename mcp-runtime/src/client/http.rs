@@ -305,6 +305,11 @@ impl Shared {
                     Some((body.clone(), &outgoing.headers)),
                 )
                 .await?;
+            let authorization = request
+                .headers()
+                .get(hyper::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let response = self
                 .client
                 .request(request)
@@ -330,6 +335,11 @@ impl Shared {
                     status: status.as_u16(),
                     challenge: &challenge,
                     dpop_nonce,
+                    peer: response
+                        .extensions()
+                        .get::<hyper_util::client::legacy::connect::HttpInfo>()
+                        .map(|info| info.remote_addr().ip()),
+                    authorization: authorization.as_deref(),
                 };
                 if auth.challenged(refusal, &self.url, attempts).await? {
                     attempts += 1;

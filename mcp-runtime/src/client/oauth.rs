@@ -462,6 +462,15 @@ impl Authorize for Flow {
                 return Ok(true);
             }
             let mut state = self.state.lock().await;
+            // Another request renewed the token since this one was sent with the old one:
+            // the new one is tried before anyone is asked to sign in again.
+            if let (Some(sent), Some(token)) = (refusal.authorization, &state.token)
+                && sent
+                    .split_once(' ')
+                    .is_some_and(|(_, sent)| sent != token.access)
+            {
+                return Ok(true);
+            }
             if refusal.status == 403 {
                 if challenge.error.as_deref() != Some("insufficient_scope") {
                     return Ok(false);
@@ -473,7 +482,7 @@ impl Authorize for Flow {
                     return Ok(false);
                 }
                 let wanted = union(state.scopes.as_deref(), challenge.scope.as_deref());
-                self.sign_in(&mut state, server, &challenge, wanted)
+                self.sign_in(&mut state, (server, refusal.peer), &challenge, wanted)
                     .await
                     .map_err(printable_error)?;
                 return Ok(true);
@@ -496,7 +505,7 @@ impl Authorize for Flow {
                 return Ok(false);
             }
             let scopes = self.choose_scopes(&state, &challenge);
-            self.sign_in(&mut state, server, &challenge, scopes)
+            self.sign_in(&mut state, (server, refusal.peer), &challenge, scopes)
                 .await
                 .map_err(printable_error)?;
             Ok(true)
@@ -531,7 +540,7 @@ impl Flow {
     async fn sign_in(
         &self,
         state: &mut FlowState,
-        server: &Uri,
+        (server, peer): (&Uri, Option<std::net::IpAddr>),
         challenge: &Challenge,
         scopes: Option<String>,
     ) -> Result<(), CallError> {
@@ -546,9 +555,8 @@ impl Flow {
                     SIGN_IN_WINDOW.as_secs() / 60
                 )));
             }
-            state.sign_ins.push(now);
         }
-        let reach = Reach::of_server(server).await;
+        let reach = Reach::of_server(server, peer).await;
         let http = outbound::client_within(&reach).map_err(CallError::Auth)?;
         let (resource, metadata_scopes, info) = discover(&http, &reach, server, challenge).await?;
         if !matches!(self.settings.grant, Grant::Code) {
@@ -610,6 +618,9 @@ impl Flow {
             '?'
         };
         let url = format!("{}{separator}{}", info.authorization_endpoint, form(&query));
+        // A sign-in counts against the cap once a person (or the step standing in for one)
+        // is asked, not when discovery or registration failed before.
+        state.sign_ins.push(Instant::now());
         // The request's timeout does not run while a person signs in.
         let person = super::auth::PersonStep::begin();
         let (callback, browser) = match &self.settings.authorize {
