@@ -352,3 +352,27 @@ async fn a_person_signing_in_is_not_cut_off_by_the_requests_timeout() {
     assert_eq!(called.text(), "ok");
     client.close().await;
 }
+
+#[mcp_runtime::test]
+async fn a_call_refused_with_a_token_renewed_since_is_sent_again_without_a_sign_in() {
+    let server = HostileAuth::loopback("renewed").await;
+    let client = connect(automatic(), &server.url()).await.unwrap();
+    // Both calls carry the first token, and are refused once both came: one signs in
+    // again, and the other, refused with the token that sign-in replaced, takes the new one.
+    let (first, second) = tokio::join!(
+        client.call_tool("probe", json!({})),
+        client.call_tool("probe", json!({}))
+    );
+    assert_eq!(first.unwrap().text(), "ok");
+    assert_eq!(second.unwrap().text(), "ok");
+    client.close().await;
+    let sign_ins = server
+        .seen()
+        .iter()
+        .filter(|s| s["at"] == "token" && s["form"]["grant_type"] == "authorization_code")
+        .count();
+    assert_eq!(
+        sign_ins, 2,
+        "the first sign-in, and one for the expired token"
+    );
+}

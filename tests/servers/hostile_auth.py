@@ -26,6 +26,7 @@ Scenarios:
   prefix              the resource metadata's `resource` is the origin, a prefix of /mcp
   noresource          the resource metadata has no `resource`
   stepup              every tool call is refused with 403 insufficient_scope for a new scope
+  renewed             the first token expires once two tool calls carry it: both are refused
   ssrf_literal        the 401 names resource metadata at http://127.0.0.1 (the authorization
                       server's port)
   ssrf_name           the 401 names resource metadata at https://localhost
@@ -37,6 +38,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SCENARIO = sys.argv[1]
+# The calls of the `renewed` scenario refused together.
+EXPIRED_TOGETHER = threading.Barrier(2)
 MCP_BIND = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
 SEEN = []
 LOCK = threading.Lock()
@@ -211,6 +214,14 @@ class McpServer(Handler):
             return self.send(200, {"jsonrpc": "2.0", "id": id, "result": {"tools": [
                 {"name": "probe", "inputSchema": {"type": "object"}}]}})
         if method_name == "tools/call":
+            if SCENARIO == "renewed" and authorization == "Bearer AT-1":
+                # The first token has expired: two calls sent with it are both refused, once
+                # both have come, so that the second is refused with it whatever the order.
+                try:
+                    EXPIRED_TOGETHER.wait(timeout=10)
+                except threading.BrokenBarrierError:
+                    pass
+                return self.send(401, {}, [("www-authenticate", 'Bearer error="invalid_token"')])
             if SCENARIO == "stepup":
                 with LOCK:
                     COUNTER["scope"] += 1
