@@ -305,9 +305,11 @@ impl Shared {
                     Some((body.clone(), &outgoing.headers)),
                 )
                 .await?;
-            let authorization = request
-                .headers()
-                .get(hyper::header::AUTHORIZATION)
+            // Kept for a refusal only where a refusal is answered (by renewing the token).
+            let authorization = self
+                .auth
+                .as_ref()
+                .and_then(|_| request.headers().get(hyper::header::AUTHORIZATION))
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             let response = self
