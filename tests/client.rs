@@ -37,21 +37,25 @@ fn hostile(mode: &str, env: &[(&str, &str)]) -> tokio::process::Command {
     command
 }
 
-/// A gateway serving the hostile server in `mode` (with `env`) mounted as `prefix`, and a
-/// client of the gateway in the handshake era; the gateway lives as long as it is kept.
-async fn gateway_over(
-    prefix: &str,
-    mode: &str,
-    env: &[(&str, &str)],
-) -> (mcp_runtime::Server, Client) {
+/// The hostile server in `mode` (with `env`), mounted as `prefix`.
+async fn hostile_mount(prefix: &str, mode: &str, env: &[(&str, &str)]) -> Mount {
     let mounted = Client::builder()
         .proxy()
         .stdio(hostile(mode, env))
         .await
         .unwrap();
-    let gateway = mcp_runtime::server!()
-        .auto_register(false)
-        .mount(Mount::new(prefix, mounted).await.unwrap())
+    Mount::new(prefix, mounted).await.unwrap()
+}
+
+/// A gateway serving `mounts`, and a client of it in the handshake era; the gateway lives as
+/// long as it is kept.
+async fn gateway_of(mounts: Vec<Mount>) -> (mcp_runtime::Server, Client) {
+    let gateway = mounts
+        .into_iter()
+        .fold(
+            mcp_runtime::server!().auto_register(false),
+            |builder, mount| builder.mount(mount),
+        )
         .build()
         .unwrap();
     let caller = Client::builder()
@@ -60,6 +64,16 @@ async fn gateway_over(
         .await
         .unwrap();
     (gateway, caller)
+}
+
+/// A gateway serving the hostile server in `mode` (with `env`) mounted as `prefix`, and a
+/// client of it (see [`gateway_of`]).
+async fn gateway_over(
+    prefix: &str,
+    mode: &str,
+    env: &[(&str, &str)],
+) -> (mcp_runtime::Server, Client) {
+    gateway_of(vec![hostile_mount(prefix, mode, env).await]).await
 }
 
 /// A client answering the catalogue's sampling, elicitation and roots requests.
@@ -604,28 +618,16 @@ async fn a_mount_never_removes_or_takes_over_another_mounts_resources() {
     let victim = Mount::connect("cat", env!("CARGO_BIN_EXE_catalogue"))
         .await
         .unwrap();
-    let hijacker = Client::builder()
-        .proxy()
-        .stdio(hostile(
-            "hijack",
-            &[
-                ("VICTIM_RESOURCE", "test://static-text"),
-                ("VICTIM_TEMPLATE", "test://items/{id}/data"),
-            ],
-        ))
-        .await
-        .unwrap();
-    let gateway = mcp_runtime::server!()
-        .auto_register(false)
-        .mount(victim)
-        .mount(Mount::new("evil", hijacker).await.unwrap())
-        .build()
-        .unwrap();
-    let caller = Client::builder()
-        .era(Era::Handshake)
-        .in_process(&gateway)
-        .await
-        .unwrap();
+    let hijacker = hostile_mount(
+        "evil",
+        "hijack",
+        &[
+            ("VICTIM_RESOURCE", "test://static-text"),
+            ("VICTIM_TEMPLATE", "test://items/{id}/data"),
+        ],
+    )
+    .await;
+    let (_gateway, caller) = gateway_of(vec![victim, hijacker]).await;
     // The hostile server lists the catalogue's URIs (left out), drops them (nothing of its
     // own to remove), then lists them again (still the catalogue's); its template names
     // each generation once the gateway followed it.

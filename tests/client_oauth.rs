@@ -54,6 +54,15 @@ impl HostileAuth {
         format!("http://127.0.0.1:{}/mcp", self.mcp_port)
     }
 
+    /// How many times a code was exchanged for a token: the sign-ins that got as far as a
+    /// person, or the step standing in for one.
+    fn sign_ins(&self) -> usize {
+        self.seen()
+            .iter()
+            .filter(|s| s["at"] == "token" && s["form"]["grant_type"] == "authorization_code")
+            .count()
+    }
+
     /// What the authorization server was sent, in order.
     fn seen(&self) -> Vec<Value> {
         let answer = http_get(&format!("127.0.0.1:{}", self.mcp_port), "/seen");
@@ -101,9 +110,9 @@ fn auth_error(result: Result<Client, CallError>) -> String {
     }
 }
 
-#[mcp_runtime::test]
-async fn a_well_behaved_server_is_signed_in_to() {
-    let server = HostileAuth::loopback("normal").await;
+/// Signs in to the pair in `scenario` without a person, and calls its tool.
+async fn sign_in_and_call(scenario: &str) {
+    let server = HostileAuth::loopback(scenario).await;
     let client = connect(automatic(), &server.url()).await.unwrap();
     let called = client.call_tool("probe", json!({})).await.unwrap();
     assert_eq!(called.text(), "ok");
@@ -111,12 +120,13 @@ async fn a_well_behaved_server_is_signed_in_to() {
 }
 
 #[mcp_runtime::test]
+async fn a_well_behaved_server_is_signed_in_to() {
+    sign_in_and_call("normal").await;
+}
+
+#[mcp_runtime::test]
 async fn a_token_that_never_expires_is_no_panic() {
-    let server = HostileAuth::loopback("expires").await;
-    let client = connect(automatic(), &server.url()).await.unwrap();
-    let called = client.call_tool("probe", json!({})).await.unwrap();
-    assert_eq!(called.text(), "ok");
-    client.close().await;
+    sign_in_and_call("expires").await;
 }
 
 #[mcp_runtime::test]
@@ -211,11 +221,7 @@ async fn step_up_sign_ins_are_capped_across_requests() {
         assert!(client.call_tool("probe", json!({})).await.is_err());
     }
     client.close().await;
-    let sign_ins = server
-        .seen()
-        .iter()
-        .filter(|s| s["at"] == "token" && s["form"]["grant_type"] == "authorization_code")
-        .count();
+    let sign_ins = server.sign_ins();
     assert!(sign_ins <= 4, "{sign_ins} sign-ins for six calls");
 }
 
@@ -366,11 +372,7 @@ async fn a_call_refused_with_a_token_renewed_since_is_sent_again_without_a_sign_
     assert_eq!(first.unwrap().text(), "ok");
     assert_eq!(second.unwrap().text(), "ok");
     client.close().await;
-    let sign_ins = server
-        .seen()
-        .iter()
-        .filter(|s| s["at"] == "token" && s["form"]["grant_type"] == "authorization_code")
-        .count();
+    let sign_ins = server.sign_ins();
     assert_eq!(
         sign_ins, 2,
         "the first sign-in, and one for the expired token"

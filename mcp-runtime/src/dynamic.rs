@@ -63,6 +63,11 @@ use crate::registry::{
 use crate::resource::IntoResourceContents;
 use crate::schema::SchemaProfile;
 
+/// A name as a refusal or a warning shows it: its first 200 characters, so that a name of a
+/// hundred thousand does not make one of a log line or an error.
+pub(crate) fn shown_name(name: &str) -> String {
+    name.chars().take(200).collect()
+}
 /// The future a dynamic tool's closure returns, boxed.
 type Call = std::pin::Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
 
@@ -151,7 +156,7 @@ impl DynamicTool {
     /// The refusal of the tool, for `problem`.
     fn refusal(&self, problem: String) -> CatalogueError {
         CatalogueError::InvalidDynamicTool {
-            name: self.name.chars().take(200).collect(),
+            name: shown_name(&self.name),
             problem,
         }
     }
@@ -357,7 +362,7 @@ fn made_once<D: Send + Sync + 'static>(
             made.count(cost, origin)
                 .map_err(|limit| CatalogueError::MadeTextLimit {
                     kind,
-                    name: name.chars().take(200).collect(),
+                    name: shown_name(name),
                     origin: origin.map(str::to_owned),
                     limit,
                 })?;

@@ -110,12 +110,20 @@ impl Resolver {
 /// Whether `url` is plain `http` to another machine: what is sent there (a token, an API key)
 /// travels in the clear. `https`, a loopback host, or no URL at all is not.
 pub(crate) fn in_the_clear(url: &hyper::Uri) -> bool {
-    let host = url.host().unwrap_or("").trim_matches(['[', ']']);
-    let loopback = host.eq_ignore_ascii_case("localhost")
+    url.scheme_str() == Some("http") && !is_loopback(host_of(url))
+}
+
+/// The host of `url`, without the brackets of an IPv6 address; empty when it has none.
+fn host_of(url: &hyper::Uri) -> &str {
+    url.host().unwrap_or("").trim_matches(['[', ']'])
+}
+
+/// Whether `host` names this machine: `localhost`, or a loopback address.
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
         || host
             .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    url.scheme_str() == Some("http") && !loopback
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// `url` as a URI an OAuth exchange may use: `https`, or `http` to a loopback address (an
@@ -267,17 +275,13 @@ impl Reach {
         let uri: hyper::Uri = url
             .parse()
             .map_err(|e| format!("`{url}` is not a URL: {e}"))?;
-        let Some(host) = uri.host() else {
+        if uri.host().is_none() {
             return Err(format!("`{url}` names no host"));
-        };
-        let host = host.trim_matches(['[', ']']);
-        let loopback = host.eq_ignore_ascii_case("localhost")
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
+        }
+        let host = host_of(&uri);
         match uri.scheme_str() {
             Some("https") => {}
-            Some("http") if loopback && self.kinds.contains(&AddressKind::Loopback) => {}
+            Some("http") if is_loopback(host) && self.kinds.contains(&AddressKind::Loopback) => {}
             _ => {
                 return Err(format!(
                     "`{url}` is not an https URL: the authorization server is reached over HTTPS (plain HTTP only on a loopback address, for a server on loopback)"
@@ -312,7 +316,7 @@ impl Reach {
 /// The addresses `uri`'s host resolves to (the host itself, when it is an address).
 #[cfg(feature = "client")]
 async fn resolve(uri: &hyper::Uri) -> Result<Vec<std::net::IpAddr>, String> {
-    let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
+    let host = host_of(uri);
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Ok(vec![ip]);
     }

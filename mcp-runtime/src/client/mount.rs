@@ -235,7 +235,7 @@ impl Mount {
             let Some(problem) = problem else {
                 return true;
             };
-            let shown: String = name.chars().take(200).collect();
+            let shown = crate::dynamic::shown_name(name);
             tracing::warn!(
                 prefix = self.prefix,
                 name = ?shown,
@@ -255,8 +255,7 @@ impl Mount {
             keep("tool", &tool.name, problem)
         });
         listed.prompts.retain(|prompt| {
-            let errors =
-                crate::testing::tool_name_errors(&format!("{}_{}", self.prefix, prompt.name));
+            let errors = crate::testing::tool_name_errors(&prompt.served_as(&self.prefix));
             let problem = if prompt.name.is_empty() {
                 empty()
             } else {
