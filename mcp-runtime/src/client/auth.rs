@@ -15,8 +15,8 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 tokio::task_local! {
     /// The clock of the request being sent, for the steps of a sign-in that wait on a
-    /// person (see [`PersonStep`]).
-    pub(crate) static SIGN_IN_CLOCK: Arc<SignInClock>;
+    /// person (see [`PersonStep`]); none over a wire that never signs in.
+    pub(crate) static SIGN_IN_CLOCK: Option<Arc<SignInClock>>;
 }
 
 /// How long a request's sign-ins waited on a person. A request's timeout does not count that
@@ -43,7 +43,7 @@ pub(crate) struct PersonStep(Option<Arc<SignInClock>>);
 
 impl PersonStep {
     pub(crate) fn begin() -> PersonStep {
-        let clock = SIGN_IN_CLOCK.try_with(Arc::clone).ok();
+        let clock = SIGN_IN_CLOCK.try_with(Option::clone).ok().flatten();
         if let Some(clock) = &clock {
             clock.0.lock().unwrap_or_else(PoisonError::into_inner).1 = Some(Instant::now());
         }

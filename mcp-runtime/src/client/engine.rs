@@ -182,7 +182,11 @@ impl Engine {
         }
         let deadline = tokio::time::Instant::now() + options.timeout.unwrap_or(self.timeout);
         // Shared by the request's rounds: time a person spent signing in extends them all.
-        let sign_ins = Arc::new(SignInClock::default());
+        // Only a wire that signs in has one to keep.
+        let sign_ins = self
+            .wire()
+            .signs_in()
+            .then(|| Arc::new(SignInClock::default()));
         let mut version_retried = false;
         for _ in 0..MAX_ROUNDS {
             let result = match self
@@ -252,7 +256,7 @@ impl Engine {
         method: &str,
         mut params: Value,
         options: &RequestOptions,
-        (deadline, sign_ins): (tokio::time::Instant, &Arc<SignInClock>),
+        (deadline, sign_ins): (tokio::time::Instant, &Option<Arc<SignInClock>>),
         stateless: bool,
     ) -> Result<Value, CallError> {
         if let Some(reason) = self.closed_reason() {
@@ -295,15 +299,15 @@ impl Engine {
                 .await
                 .map_err(|_| CallError::Closed(self.closed_reason().unwrap_or_default()))
         };
-        let exchange = SIGN_IN_CLOCK.scope(Arc::clone(sign_ins), exchange);
+        let exchange = SIGN_IN_CLOCK.scope(sign_ins.clone(), exchange);
         let mut exchange = std::pin::pin!(exchange);
         let outcome = loop {
-            let (signing_in, until) = due(deadline, sign_ins);
+            let (signing_in, until) = due(deadline, sign_ins.as_deref());
             tokio::select! {
                 outcome = &mut exchange => break outcome,
                 () = tokio::time::sleep_until(until) => {
                     // Past the deadline, unless a person was signing in meanwhile.
-                    if !signing_in && due(deadline, sign_ins).1 <= tokio::time::Instant::now() {
+                    if !signing_in && due(deadline, sign_ins.as_deref()).1 <= tokio::time::Instant::now() {
                         break Err(CallError::Timeout {
                             method: method.to_owned(),
                         });
@@ -749,8 +753,11 @@ impl Drop for InFlight {
 /// Whether a person is signing in for the request, and when to look at its deadline next:
 /// the deadline moved on by the time people took to sign in, and while one is, a look a
 /// second from now at the earliest.
-fn due(deadline: tokio::time::Instant, sign_ins: &SignInClock) -> (bool, tokio::time::Instant) {
-    let (taken, signing_in) = sign_ins.taken();
+fn due(
+    deadline: tokio::time::Instant,
+    sign_ins: Option<&SignInClock>,
+) -> (bool, tokio::time::Instant) {
+    let (taken, signing_in) = sign_ins.map_or((Duration::ZERO, false), SignInClock::taken);
     let due = deadline + taken;
     if signing_in {
         (

@@ -66,6 +66,11 @@ struct State {
 }
 
 impl Http {
+    /// Whether requests carry an authorization that a refusal may renew.
+    pub(crate) fn authorizes(&self) -> bool {
+        self.shared.auth.is_some()
+    }
+
     pub(crate) fn new(
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,

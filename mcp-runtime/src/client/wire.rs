@@ -66,6 +66,11 @@ pub(crate) enum Wire {
 }
 
 impl Wire {
+    /// Whether a request on it may meet a sign-in: over HTTP with OAuth or a token only.
+    pub(crate) fn signs_in(&self) -> bool {
+        matches!(self, Wire::Http(http) if http.authorizes())
+    }
+
     pub(crate) async fn send(&self, outgoing: Outgoing) -> Result<(), CallError> {
         match self {
             Wire::Stdio(stdio) => stdio.send(&outgoing.message).await,
